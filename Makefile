@@ -1,0 +1,63 @@
+# wasp - one Makefile. `make` builds build/bin/wasp and build/lib/libwasp.so;
+# `make test` builds and runs every test; `make demo` profiles the bundled example.
+
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Werror
+BASE    := -std=c11 -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer $(WARN) -Isrc/engine -Isrc/native -Isrc/cli -Ibuild/gen
+LIBS    := -lZydis -lunwind -ldw -lelf -lz -lpthread -lm -ldl
+
+ENGINE_SRC := $(wildcard src/engine/*.c)
+NATIVE_SRC := $(wildcard src/native/*.c)
+JVM_SRC    := $(wildcard src/jvm/*.c)
+CLI_SRC    := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+UNIT_SRC   := $(wildcard tests/unit/test_*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=build/obj/%.o)
+NATIVE_OBJ := $(NATIVE_SRC:%.c=build/obj/%.o)
+JVM_OBJ    := $(JVM_SRC:%.c=build/obj/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=build/obj/%.o)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
+
+all: deps build/bin/wasp build/lib/libwasp.so
+
+# Installs the Debian packages the build needs, only when one is missing.
+DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3
+deps:
+	@./scripts/install-deps $(DEPS_PKGS)
+
+build/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
+
+build/lib/libwasp.so: $(ENGINE_OBJ) $(NATIVE_OBJ) $(JVM_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -o $@ $^ $(LIBS) -Wl,--no-undefined -Wl,-z,nodelete
+
+build/bin/wasp: build/obj/src/cli/main.o $(CLI_OBJ) $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $^ $(LIBS)
+
+build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $^ $(LIBS)
+
+unit: all $(UNIT_BIN)
+	@tests/unit/run $(UNIT_BIN)
+
+e2e: all
+	@tests/e2e/run
+
+test: unit e2e
+
+demo: all
+	@examples/demo.sh
+
+bench: all
+	@bench/native.sh
+
+clean:
+	rm -rf build
+
+.PHONY: all deps unit e2e test demo bench clean
+-include $(shell find build/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,44 @@
+/*
+ * main.c - the `wasp` command: dispatches to its subcommands.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "run.h"
+
+#define WASP_VERSION "0.1.0"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "wasp %s - finds dead stores, silent stores and silent loads\n\n"
+            "usage:\n"
+            "  wasp run [--mode dead-store|silent-store|silent-load] [--interval T] [--slots 1-4]\n"
+            "           [--fp-tolerance F] [-o DIR] -- CMD [ARGS...]\n"
+            "  wasp report DIR [--format text|json] [--top N] [--pid PID] [-o FILE]\n"
+            "  wasp --version | --help\n",
+            WASP_VERSION);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "run") == 0)
+        return run_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "report") == 0)
+        return report_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("wasp %s\n", WASP_VERSION);
+        return 0;
+    }
+    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run or report (wasp --help)\n", argv[1]);
+    return 2;
+}

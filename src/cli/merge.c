@@ -1,0 +1,414 @@
+/*
+ * merge.c - coalesces thread profiles into the report model (merge.h).
+ *
+ * Owns context identity and pair coalescing. A context's identity is a byte
+ * string: the frame count, then function, file and line of every frame leaf
+ * first, then the leaf instruction, each ended by a NUL. The reader rejects
+ * NUL inside fields, so two contexts are symbolically equal exactly when
+ * their keys are equal. Profiles are merged one at a time so a run with
+ * many threads never needs all of them in memory at once.
+ */
+#include "merge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MERGE_NONE SIZE_MAX
+
+/* Open-addressing table from a hash to an index into the model's contexts
+ * or pairs; equality is decided by the caller's callback. */
+typedef struct merge_slot {
+    uint64_t hash;
+    size_t index;   /* MERGE_NONE when empty */
+} merge_slot;
+
+struct merge_map {
+    merge_slot *slots;
+    size_t cap, n;
+};
+
+typedef int (*merge_eq_fn)(const merge_model *m, size_t index, const void *key);
+
+typedef struct merge_ctx_key {
+    const char *bytes;
+    size_t len;
+} merge_ctx_key;
+
+static uint64_t merge_hash(const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    uint64_t h = 1469598103934665603ull;    /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+
+static int map_rehash(struct merge_map *map)
+{
+    size_t ncap = map->cap ? map->cap * 2 : 64;
+    merge_slot *s = malloc(ncap * sizeof *s);
+    if (!s) return -1;
+    for (size_t i = 0; i < ncap; i++) s[i].index = MERGE_NONE;
+    for (size_t i = 0; i < map->cap; i++) {
+        if (map->slots[i].index == MERGE_NONE) continue;
+        size_t j = map->slots[i].hash & (ncap - 1);
+        while (s[j].index != MERGE_NONE) j = (j + 1) & (ncap - 1);
+        s[j] = map->slots[i];
+    }
+    free(map->slots);
+    map->slots = s;
+    map->cap = ncap;
+    return 0;
+}
+
+static size_t map_find(const merge_model *m, const struct merge_map *map, uint64_t h,
+                       merge_eq_fn eq, const void *key)
+{
+    if (!map->cap) return MERGE_NONE;
+    for (size_t j = h & (map->cap - 1);; j = (j + 1) & (map->cap - 1)) {
+        const merge_slot *s = &map->slots[j];
+        if (s->index == MERGE_NONE) return MERGE_NONE;
+        if (s->hash == h && eq(m, s->index, key)) return s->index;
+    }
+}
+
+static int map_insert(struct merge_map *map, uint64_t h, size_t index)
+{
+    if ((map->n + 1) * 2 > map->cap && map_rehash(map) != 0) return -1;
+    size_t j = h & (map->cap - 1);
+    while (map->slots[j].index != MERGE_NONE) j = (j + 1) & (map->cap - 1);
+    map->slots[j].hash = h;
+    map->slots[j].index = index;
+    map->n++;
+    return 0;
+}
+
+static int ctx_eq(const merge_model *m, size_t index, const void *key)
+{
+    const merge_ctx_key *k = key;
+    const merge_ctx *c = m->contexts[index];
+    return c->keylen == k->len && memcmp(c->key, k->bytes, k->len) == 0;
+}
+
+static int pair_eq(const merge_model *m, size_t index, const void *key)
+{
+    const size_t *ids = key;
+    return m->pairs[index].watch_id == ids[0] && m->pairs[index].trap_id == ids[1];
+}
+
+/* Counters from corrupt-but-checksummed files must not wrap around. */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a + b < a ? UINT64_MAX : a + b;
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap) return 0;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *a = realloc(*arr, ncap * elem);
+    if (!a) return -1;
+    *arr = a;
+    *cap = ncap;
+    return 0;
+}
+
+/* ---- contexts ---- */
+
+static size_t key_put(char *buf, size_t at, const char *s, size_t n)
+{
+    if (buf) memcpy(buf + at, s, n);
+    return at + n;
+}
+
+/* Writes c's identity into buf (when not NULL); returns its length. */
+static size_t ctx_key_fill(const profile *p, const prof_context *c, char *buf)
+{
+    char num[16];
+    size_t at = key_put(buf, 0, num, (size_t)snprintf(num, sizeof num, "%u", c->nframes) + 1);
+    for (uint32_t i = 0; i < c->nframes; i++) {
+        const prof_frame *f = &p->frames[c->frames[i]];
+        at = key_put(buf, at, f->function, strlen(f->function) + 1);
+        at = key_put(buf, at, f->file, strlen(f->file) + 1);
+        at = key_put(buf, at, num, (size_t)snprintf(num, sizeof num, "%u", f->line) + 1);
+    }
+    const char *ins = p->frames[c->frames[0]].instruction;
+    return key_put(buf, at, ins, strlen(ins) + 1);
+}
+
+static void ctx_free(merge_ctx *c)
+{
+    if (!c) return;
+    for (size_t i = 0; i < c->nframes; i++) {
+        free(c->frames[i].function);
+        free(c->frames[i].file);
+        free(c->frames[i].module);
+    }
+    free(c->frames);
+    free(c->instruction);
+    free(c->key);
+    free(c);
+}
+
+/* Builds a merged context owning copies of c's strings; takes key (freed
+ * on failure too). */
+static merge_ctx *ctx_new(const profile *p, const prof_context *c, char *key, size_t keylen)
+{
+    merge_ctx *mc = calloc(1, sizeof *mc);
+    if (!mc) {
+        free(key);
+        return NULL;
+    }
+    mc->key = key;
+    mc->keylen = keylen;
+    mc->frames = calloc(c->nframes, sizeof *mc->frames);
+    mc->instruction = strdup(p->frames[c->frames[0]].instruction);
+    int ok = mc->frames && mc->instruction;
+    for (uint32_t i = 0; ok && i < c->nframes; i++) {
+        const prof_frame *f = &p->frames[c->frames[i]];
+        merge_frame *mf = &mc->frames[mc->nframes++];
+        mf->function = strdup(f->function);
+        mf->file = strdup(f->file);
+        mf->module = strdup(f->module);
+        mf->line = f->line;
+        ok = mf->function && mf->file && mf->module;
+    }
+    if (!ok) {
+        ctx_free(mc);
+        return NULL;
+    }
+    return mc;
+}
+
+/* Returns the model index of p's context ci, adding it when new. */
+static size_t ctx_intern(merge_model *m, const profile *p, uint32_t ci)
+{
+    const prof_context *c = &p->contexts[ci];
+    size_t len = ctx_key_fill(p, c, NULL);
+    char *key = malloc(len);
+    if (!key) return MERGE_NONE;
+    ctx_key_fill(p, c, key);
+    merge_ctx_key k = { key, len };
+    uint64_t h = merge_hash(key, len);
+    size_t idx = map_find(m, m->ctx_map, h, ctx_eq, &k);
+    if (idx != MERGE_NONE) {
+        free(key);
+        return idx;
+    }
+    if (grow((void **)&m->contexts, &m->cap_contexts, m->ncontexts, sizeof *m->contexts) != 0) {
+        free(key);
+        return MERGE_NONE;
+    }
+    merge_ctx *mc = ctx_new(p, c, key, len);
+    if (!mc) return MERGE_NONE;     /* ctx_new freed key with mc */
+    if (map_insert(m->ctx_map, h, m->ncontexts) != 0) {
+        ctx_free(mc);
+        return MERGE_NONE;
+    }
+    m->contexts[m->ncontexts] = mc;
+    return m->ncontexts++;
+}
+
+/* ---- pairs, stats, header ---- */
+
+static int pair_add(merge_model *m, size_t w, size_t t, const prof_pair *q)
+{
+    size_t ids[2] = { w, t };
+    uint64_t h = merge_hash(ids, sizeof ids);
+    size_t idx = map_find(m, m->pair_map, h, pair_eq, ids);
+    if (idx == MERGE_NONE) {
+        if (grow((void **)&m->pairs, &m->cap_pairs, m->npairs, sizeof *m->pairs) != 0 ||
+            map_insert(m->pair_map, h, m->npairs) != 0)
+            return -1;
+        idx = m->npairs++;
+        memset(&m->pairs[idx], 0, sizeof m->pairs[idx]);
+        m->pairs[idx].watch_id = w;
+        m->pairs[idx].trap_id = t;
+    }
+    merge_pair *mp = &m->pairs[idx];
+    mp->count = sat_add(mp->count, q->count);
+    mp->bytes = sat_add(mp->bytes, q->bytes);
+    mp->wasteful_bytes = sat_add(mp->wasteful_bytes, q->wasteful_bytes);
+    mp->approx_bytes = sat_add(mp->approx_bytes, q->approx_bytes);
+    return 0;
+}
+
+static int merge_pairs(merge_model *m, const profile *p)
+{
+    size_t *map = malloc((p->ncontexts ? p->ncontexts : 1) * sizeof *map);
+    if (!map) return -1;
+    for (size_t i = 0; i < p->ncontexts; i++) map[i] = MERGE_NONE;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->npairs; i++) {
+        const prof_pair *q = &p->pairs[i];
+        if (map[q->watch_ctx] == MERGE_NONE) map[q->watch_ctx] = ctx_intern(m, p, q->watch_ctx);
+        if (map[q->trap_ctx] == MERGE_NONE) map[q->trap_ctx] = ctx_intern(m, p, q->trap_ctx);
+        if (map[q->watch_ctx] == MERGE_NONE || map[q->trap_ctx] == MERGE_NONE) rc = -1;
+        else rc = pair_add(m, map[q->watch_ctx], map[q->trap_ctx], q);
+    }
+    free(map);
+    return rc;
+}
+
+static int merge_stats(merge_model *m, const profile *p)
+{
+    for (size_t i = 0; i < p->nstats; i++) {
+        const prof_stat *s = &p->stats[i];
+        size_t j = 0;
+        while (j < m->nstats && strcmp(m->stats[j].name, s->name) != 0) j++;
+        if (j == m->nstats) {
+            if (grow((void **)&m->stats, &m->cap_stats, m->nstats, sizeof *m->stats) != 0)
+                return -1;
+            m->stats[j].name = strdup(s->name);
+            m->stats[j].value = 0;
+            if (!m->stats[j].name) return -1;
+            m->nstats++;
+        }
+        m->stats[j].value = sat_add(m->stats[j].value, s->value);
+    }
+    return 0;
+}
+
+static int merge_pid(merge_model *m, int64_t pid)
+{
+    for (size_t i = 0; i < m->nprocesses; i++)
+        if (m->pids[i] == pid) return 0;
+    if (grow((void **)&m->pids, &m->cap_pids, m->nprocesses, sizeof *m->pids) != 0) return -1;
+    m->pids[m->nprocesses++] = pid;
+    return 0;
+}
+
+/* Takes mode, sampler and interval from the first thread; later threads
+ * must agree on the mode (their bytes mean different things otherwise). */
+static int merge_header(merge_model *m, const profile *p, const char *path,
+                        char *err, size_t errlen)
+{
+    if (m->nthreads == 0) {
+        snprintf(m->mode, sizeof m->mode, "%s", p->mode);
+        snprintf(m->sampler, sizeof m->sampler, "%s", p->sampler);
+        m->interval = p->interval;
+        m->first_path = strdup(path);
+        if (!m->first_path) goto oom;
+    } else if (strcmp(m->mode, p->mode) != 0) {
+        snprintf(err, errlen, "mixed modes: %s is %s, %s is %s", m->first_path, m->mode,
+                 path, p->mode);
+        return -1;
+    }
+    if (strcmp(m->sampler, p->sampler) != 0) snprintf(m->sampler, sizeof m->sampler, "mixed");
+    if (m->interval != p->interval) m->interval_mixed = 1;
+    if (p->fp_tolerance > m->fp_tolerance) m->fp_tolerance = p->fp_tolerance;
+    if (merge_pid(m, p->pid) != 0) goto oom;
+    return 0;
+oom:
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+}
+
+void merge_init(merge_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->ctx_map = calloc(1, sizeof *m->ctx_map);
+    m->pair_map = calloc(1, sizeof *m->pair_map);
+}
+
+int merge_add(merge_model *m, const profile *p, const char *path, char *err, size_t errlen)
+{
+    if (!m->ctx_map || !m->pair_map) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    if (merge_header(m, p, path, err, errlen) != 0) return -1;
+    m->nthreads++;
+    if (merge_stats(m, p) != 0 || merge_pairs(m, p) != 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- finishing ---- */
+
+static int key_cmp(const merge_ctx *a, const merge_ctx *b)
+{
+    size_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
+    int c = memcmp(a->key, b->key, n);
+    return c ? c : (a->keylen > b->keylen) - (a->keylen < b->keylen);
+}
+
+#define DESC(x, y) do { if ((x) != (y)) return (x) < (y) ? 1 : -1; } while (0)
+
+/* All pairs share one denominator, so ordering by wasteful bytes is
+ * ordering by fraction, without floating-point ties. Contexts break the
+ * remaining ties so the order never depends on file order. */
+static int pair_cmp(const void *va, const void *vb)
+{
+    const merge_pair *a = va, *b = vb;
+    DESC(a->wasteful_bytes, b->wasteful_bytes);
+    DESC(a->approx_bytes, b->approx_bytes);
+    DESC(a->bytes, b->bytes);
+    DESC(a->count, b->count);
+    int c = key_cmp(a->watch, b->watch);
+    return c ? c : key_cmp(a->trap, b->trap);
+}
+
+static int stat_cmp(const void *va, const void *vb)
+{
+    return strcmp(((const merge_stat *)va)->name, ((const merge_stat *)vb)->name);
+}
+
+static double ratio(uint64_t part, uint64_t whole)
+{
+    return whole ? (double)part / (double)whole : 0.0;
+}
+
+void merge_finish(merge_model *m)
+{
+    /* "Approximately dead" means nothing; never let such bytes show. */
+    int dead = strcmp(m->mode, "dead-store") == 0;
+    for (size_t i = 0; i < m->npairs; i++) {
+        merge_pair *q = &m->pairs[i];
+        if (dead) q->approx_bytes = 0;
+        q->watch = m->contexts[q->watch_id];
+        q->trap = m->contexts[q->trap_id];
+        m->count = sat_add(m->count, q->count);
+        m->bytes = sat_add(m->bytes, q->bytes);
+        m->wasteful_bytes = sat_add(m->wasteful_bytes, q->wasteful_bytes);
+        m->approx_bytes = sat_add(m->approx_bytes, q->approx_bytes);
+    }
+    for (size_t i = 0; i < m->npairs; i++) {
+        m->pairs[i].fraction = ratio(m->pairs[i].wasteful_bytes, m->bytes);
+        m->pairs[i].approx_fraction = ratio(m->pairs[i].approx_bytes, m->bytes);
+    }
+    m->fraction = ratio(m->wasteful_bytes, m->bytes);
+    m->approx_fraction = ratio(m->approx_bytes, m->bytes);
+    if (m->npairs) qsort(m->pairs, m->npairs, sizeof *m->pairs, pair_cmp);
+    if (m->nstats) qsort(m->stats, m->nstats, sizeof *m->stats, stat_cmp);
+    /* Indices into pairs moved; the pair table must not be used again. */
+    if (m->pair_map) {
+        free(m->pair_map->slots);
+        memset(m->pair_map, 0, sizeof *m->pair_map);
+    }
+}
+
+uint64_t merge_stat_value(const merge_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nstats; i++)
+        if (!strcmp(m->stats[i].name, name)) return m->stats[i].value;
+    return 0;
+}
+
+void merge_free(merge_model *m)
+{
+    for (size_t i = 0; i < m->ncontexts; i++) ctx_free(m->contexts[i]);
+    for (size_t i = 0; i < m->nstats; i++) free(m->stats[i].name);
+    free(m->contexts);
+    free(m->stats);
+    free(m->pairs);
+    free(m->pids);
+    free(m->first_path);
+    if (m->ctx_map) free(m->ctx_map->slots);
+    if (m->pair_map) free(m->pair_map->slots);
+    free(m->ctx_map);
+    free(m->pair_map);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,84 @@
+/*
+ * merge.h - the report model: every thread profile of a run coalesced into
+ * one (paper §5.6), with the Eq. 1/2 fractions computed.
+ *
+ * Two contexts are the same when they are symbolically equal: the same
+ * frames (function, file, line), leaf first, and the same leaf instruction
+ * text. Pcs and modules are not part of the identity, so threads and
+ * processes with different load addresses coalesce. Both report writers
+ * (out_text.c, out_json.c) read this model and nothing else.
+ */
+#ifndef WASP_MERGE_H
+#define WASP_MERGE_H
+
+#include "profile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct merge_frame {
+    char *function;
+    char *file;         /* "" when unknown */
+    uint32_t line;      /* 0 when unknown */
+    char *module;       /* of the first occurrence; display only */
+} merge_frame;
+
+typedef struct merge_ctx {
+    size_t nframes;
+    merge_frame *frames;    /* leaf first */
+    char *instruction;      /* the leaf's */
+    char *key;              /* identity bytes (see merge.c) */
+    size_t keylen;
+} merge_ctx;
+
+typedef struct merge_pair {
+    const merge_ctx *watch;     /* C1 */
+    const merge_ctx *trap;      /* C2 */
+    size_t watch_id, trap_id;   /* indices into merge_model.contexts */
+    uint64_t count, bytes, wasteful_bytes, approx_bytes;
+    double fraction;            /* wasteful_bytes / model bytes (Eq. 2) */
+    double approx_fraction;     /* approx_bytes / model bytes */
+} merge_pair;
+
+typedef struct merge_stat {
+    char *name;
+    uint64_t value;
+} merge_stat;
+
+struct merge_map;
+
+typedef struct merge_model {
+    char mode[32];
+    char sampler[32];           /* "mixed" when threads disagree */
+    uint64_t interval;          /* of the first thread ... */
+    int interval_mixed;         /* ... unless threads disagree */
+    double fp_tolerance;        /* the largest seen */
+    size_t nprocesses, nthreads;
+    uint64_t count, bytes, wasteful_bytes, approx_bytes;   /* over all pairs */
+    double fraction, approx_fraction;                      /* Eq. 1 */
+    merge_stat *stats;  size_t nstats;      /* summed; sorted by name */
+    merge_ctx **contexts; size_t ncontexts;
+    merge_pair *pairs;  size_t npairs;      /* sorted, most wasteful first */
+    /* private */
+    char *first_path;
+    struct merge_map *ctx_map, *pair_map;
+    int64_t *pids;
+    size_t cap_stats, cap_contexts, cap_pairs, cap_pids;
+} merge_model;
+
+void merge_init(merge_model *m);
+
+/* Adds one thread's profile (read from path). Returns 0, or -1 with a
+ * message in err: profiles of different modes, or out of memory. */
+int merge_add(merge_model *m, const profile *p, const char *path, char *err, size_t errlen);
+
+/* Computes fractions and sorts pairs (by fraction, then approximate
+ * fraction, then bytes, all descending) and stats (by name). */
+void merge_finish(merge_model *m);
+
+/* Summed value of a stat, 0 when absent. */
+uint64_t merge_stat_value(const merge_model *m, const char *name);
+
+void merge_free(merge_model *m);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * out_json.c - writes the report model (merge.h) as JSON.
+ *
+ * Owns JSON encoding: string escaping that yields valid, HTML-safe UTF-8
+ * whatever bytes a symbol name holds, locale-independent shortest
+ * round-trip numbers, and the document shape that tools and tests rely on:
+ * {"mode", "totals", "pairs": [{"watch", "trap", ...}], "stats", ...}.
+ */
+#include "out_json.h"
+
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s, or 0 when it is not one
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t json_utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    uint32_t cp, min;
+    if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;    /* also stops at the NUL */
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+/* Writes s as a JSON string. Control characters, '<' (so the output can be
+ * embedded in HTML) and U+2028/2029 (so it is valid JavaScript) become
+ * \u escapes; invalid UTF-8 becomes U+FFFD. */
+static void json_str(FILE *f, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    fputc('"', f);
+    while (*s) {
+        if (*s == '"' || *s == '\\') {
+            fputc('\\', f);
+            fputc(*s++, f);
+        } else if (*s < 0x20 || *s == '<' || *s == 0x7f) {
+            fprintf(f, "\\u%04x", *s++);
+        } else if (*s < 0x80) {
+            fputc(*s++, f);
+        } else {
+            size_t n = json_utf8_len(s);
+            if (n == 0) {
+                fputs("\\ufffd", f);
+                s++;
+            } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
+                fprintf(f, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
+                s += 3;
+            } else {
+                fwrite(s, 1, n, f);
+                s += n;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+/* Shortest %g form that reads back as the same double, in the C locale
+ * (a ',' decimal point would not be JSON). */
+static void json_num(FILE *f, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) v = 0;
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t old = c ? uselocale(c) : (locale_t)0;
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (c) {
+        uselocale(old);
+        freelocale(c);
+    }
+    fputs(buf, f);
+}
+
+static void json_frames(FILE *f, const merge_ctx *c)
+{
+    fputs("{\"instruction\": ", f);
+    json_str(f, c->instruction);
+    fputs(", \"frames\": [", f);
+    for (size_t i = 0; i < c->nframes; i++) {
+        const merge_frame *fr = &c->frames[i];
+        fputs(i ? ", {\"function\": " : "{\"function\": ", f);
+        json_str(f, fr->function);
+        fputs(", \"file\": ", f);
+        json_str(f, fr->file);
+        fprintf(f, ", \"line\": %" PRIu32 ", \"module\": ", fr->line);
+        json_str(f, fr->module);
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}
+
+static void json_pair(FILE *f, const merge_pair *q)
+{
+    fputs("  {\"fraction\": ", f);
+    json_num(f, q->fraction);
+    fputs(", \"approx_fraction\": ", f);
+    json_num(f, q->approx_fraction);
+    fprintf(f, ", \"bytes\": %" PRIu64 ", \"wasteful_bytes\": %" PRIu64
+            ", \"approx_bytes\": %" PRIu64 ", \"count\": %" PRIu64 ",\n   \"watch\": ",
+            q->bytes, q->wasteful_bytes, q->approx_bytes, q->count);
+    json_frames(f, q->watch);
+    fputs(",\n   \"trap\": ", f);
+    json_frames(f, q->trap);
+    fputc('}', f);
+}
+
+static void json_totals(FILE *f, const merge_model *m)
+{
+    fputs(" \"totals\": {\"fraction\": ", f);
+    json_num(f, m->fraction);
+    fputs(", \"approx_fraction\": ", f);
+    json_num(f, m->approx_fraction);
+    fprintf(f, ", \"bytes\": %" PRIu64 ", \"wasteful_bytes\": %" PRIu64
+            ", \"approx_bytes\": %" PRIu64 ", \"count\": %" PRIu64 ", \"samples\": %" PRIu64
+            ", \"armed\": %" PRIu64 ", \"traps\": %" PRIu64 ", \"handler_ns\": %" PRIu64 "},\n",
+            m->bytes, m->wasteful_bytes, m->approx_bytes, m->count,
+            merge_stat_value(m, "samples"), merge_stat_value(m, "armed"),
+            merge_stat_value(m, "traps"),
+            merge_stat_value(m, "sample_ns") + merge_stat_value(m, "trap_ns"));
+}
+
+/* Writes the stats whose names start with prefix (prefix stripped), or all
+ * of them when prefix is "". */
+static void json_stats(FILE *f, const char *key, const merge_model *m, const char *prefix)
+{
+    size_t plen = strlen(prefix), n = 0;
+    fprintf(f, " \"%s\": {", key);
+    for (size_t i = 0; i < m->nstats; i++) {
+        if (strncmp(m->stats[i].name, prefix, plen) != 0) continue;
+        fputs(n++ ? ", " : "", f);
+        json_str(f, m->stats[i].name + plen);
+        fprintf(f, ": %" PRIu64, m->stats[i].value);
+    }
+    fputs("},\n", f);
+}
+
+static void json_header(FILE *f, const merge_model *m)
+{
+    fputs("{\"mode\": ", f);
+    json_str(f, m->mode);
+    fputs(",\n \"sampler\": ", f);
+    json_str(f, m->sampler);
+    if (m->interval_mixed) fputs(", \"interval\": null", f);
+    else fprintf(f, ", \"interval\": %" PRIu64, m->interval);
+    fputs(", \"fp_tolerance\": ", f);
+    json_num(f, m->fp_tolerance);
+    fprintf(f, ", \"processes\": %zu, \"threads\": %zu,\n", m->nprocesses, m->nthreads);
+}
+
+int json_write_report(FILE *f, const merge_model *m, size_t top)
+{
+    size_t n = top && top < m->npairs ? top : m->npairs;
+    json_header(f, m);
+    json_totals(f, m);
+    json_stats(f, "stats", m, "");
+    json_stats(f, "drops", m, "drop.");
+    fprintf(f, " \"pairs_total\": %zu,\n \"pairs\": [", m->npairs);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n" : "\n", f);
+        json_pair(f, &m->pairs[i]);
+    }
+    fputs(n ? "\n ]}\n" : "]}\n", f);
+    return ferror(f) ? -1 : 0;
+}

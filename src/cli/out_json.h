@@ -1,0 +1,15 @@
+/*
+ * out_json.h - the report model as one JSON document (machine readable).
+ */
+#ifndef WASP_OUT_JSON_H
+#define WASP_OUT_JSON_H
+
+#include "merge.h"
+
+#include <stdio.h>
+
+/* Writes m to f, listing the first top pairs (all when top is 0).
+ * Returns 0, or -1 when f reports a write error. */
+int json_write_report(FILE *f, const merge_model *m, size_t top);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * out_text.c - writes the report model (merge.h) for people to read.
+ *
+ * Owns the text layout, after JXPerf's Figure 7: a header that says how
+ * much of the program is wasteful and how trustworthy the measurement is
+ * (samples, traps, handler time, drops), then the top pairs, each with its
+ * watch context C1 and the context C2 that made it wasteful, leaf first.
+ */
+#include "out_text.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Verbs for C2 relative to C1, per mode. */
+static const char *text_relation(const char *mode)
+{
+    if (!strcmp(mode, "dead-store")) return "killed by";
+    if (!strcmp(mode, "silent-store")) return "rewritten silently by";
+    if (!strcmp(mode, "silent-load")) return "reloaded silently by";
+    return "redundant with";
+}
+
+static int text_has_approx(const char *mode)
+{
+    return strcmp(mode, "dead-store") != 0;
+}
+
+/* Writes s with control characters made visible, so a hostile symbol name
+ * cannot drive the terminal. */
+static void text_puts(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\t') fputs("\\t", f);
+        else if (*p == '\n') fputs("\\n", f);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02x", *p);
+        else fputc(*p, f);
+    }
+}
+
+static const char *text_basename(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+static void text_frame(FILE *f, const merge_frame *fr, const char *instruction)
+{
+    fputs("    ", f);
+    text_puts(f, fr->function);
+    fputs(" (", f);
+    if (fr->file[0]) {
+        text_puts(f, fr->file);
+        if (fr->line) fprintf(f, ":%" PRIu32, fr->line);
+    } else {
+        text_puts(f, fr->module[0] ? text_basename(fr->module) : "?");
+    }
+    fputc(')', f);
+    if (instruction && instruction[0]) {
+        fputs("    ", f);
+        text_puts(f, instruction);
+    }
+    fputc('\n', f);
+}
+
+static void text_ctx(FILE *f, const char *title, const merge_ctx *c)
+{
+    fprintf(f, "  %s:\n", title);
+    for (size_t i = 0; i < c->nframes; i++)
+        text_frame(f, &c->frames[i], i == 0 ? c->instruction : NULL);
+}
+
+static void text_pair(FILE *f, const merge_model *m, size_t rank, const merge_pair *q)
+{
+    char title[64];
+    fprintf(f, "#%zu  %6.2f%%", rank, 100.0 * q->fraction);
+    if (text_has_approx(m->mode)) fprintf(f, "  approx %6.2f%%", 100.0 * q->approx_fraction);
+    fprintf(f, "  bytes %" PRIu64 "  count %" PRIu64 "\n", q->bytes, q->count);
+    text_ctx(f, "watch (C1)", q->watch);
+    snprintf(title, sizeof title, "%s (trap, C2)", text_relation(m->mode));
+    text_ctx(f, title, q->trap);
+    fputc('\n', f);
+}
+
+static void text_drops(FILE *f, const merge_model *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nstats; i++) {
+        const merge_stat *s = &m->stats[i];
+        if (strncmp(s->name, "drop.", 5) != 0 || s->value == 0) continue;
+        fputs(n++ ? ", " : "  drops:          ", f);
+        text_puts(f, s->name + 5);
+        fprintf(f, " %" PRIu64, s->value);
+    }
+    if (n) fputc('\n', f);
+}
+
+static void text_cost(FILE *f, const merge_model *m)
+{
+    uint64_t samples = merge_stat_value(m, "samples"), traps = merge_stat_value(m, "traps");
+    uint64_t ns = merge_stat_value(m, "sample_ns") + merge_stat_value(m, "trap_ns");
+    fprintf(f, "  samples:        %" PRIu64 ", armed %" PRIu64 ", traps %" PRIu64 "\n",
+            samples, merge_stat_value(m, "armed"), traps);
+    fprintf(f, "  handler time:   %.3f ms", (double)ns / 1e6);
+    if (samples + traps)
+        fprintf(f, " (%.2f \xc2\xb5s/event)", (double)ns / 1e3 / (double)(samples + traps));
+    fputc('\n', f);
+    text_drops(f, m);
+}
+
+static void text_header(FILE *f, const merge_model *m)
+{
+    fprintf(f, "wasp report: %s\n", m->mode);
+    fprintf(f, "  program:        %.2f%% %s", 100.0 * m->fraction,
+            !strcmp(m->mode, "dead-store") ? "dead" : "precisely silent");
+    if (text_has_approx(m->mode))
+        fprintf(f, ", %.2f%% approximately silent (tolerance %g)", 100.0 * m->approx_fraction,
+                m->fp_tolerance);
+    fprintf(f, "\n                  of %" PRIu64 " bytes monitored, %" PRIu64
+            " wasteful (Eq. 1)\n", m->bytes, m->wasteful_bytes);
+    fprintf(f, "  threads:        %zu in %zu process%s\n", m->nthreads, m->nprocesses,
+            m->nprocesses == 1 ? "" : "es");
+    fprintf(f, "  sampler:        %s", m->sampler);
+    if (m->interval_mixed) fputs(", interval varies by thread", f);
+    else if (!strcmp(m->sampler, "software")) fprintf(f, ", every %" PRIu64 " ns", m->interval);
+    else fprintf(f, ", every %" PRIu64 " events", m->interval);
+    fputc('\n', f);
+    text_cost(f, m);
+    if (strcmp(m->sampler, "pmu") != 0)
+        fputs("  note: software sampling picks accesses by time, not by count, so these\n"
+              "        fractions are time-weighted (hot loops weigh more per access).\n", f);
+}
+
+int text_write_report(FILE *f, const merge_model *m, size_t top)
+{
+    size_t n = top && top < m->npairs ? top : m->npairs;
+    text_header(f, m);
+    fputc('\n', f);
+    if (m->npairs == 0) {
+        fputs("No pairs: no watchpoint trapped during the run.\n", f);
+    } else {
+        fprintf(f, "Top %zu of %zu pairs (share of all monitored bytes, Eq. 2):\n\n", n,
+                m->npairs);
+        for (size_t i = 0; i < n; i++) text_pair(f, m, i + 1, &m->pairs[i]);
+    }
+    return ferror(f) ? -1 : 0;
+}

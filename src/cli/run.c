@@ -1,0 +1,180 @@
+/*
+ * run.c - `wasp run [options] -- CMD [ARGS...]`.
+ *
+ * Validates the options with the library's own parser, then runs CMD with
+ * libwasp.so in LD_PRELOAD and the options in WASP_OPTIONS, so every process
+ * CMD starts (children, exec'd programs) profiles into the same run
+ * directory. The exit status of CMD is wasp's exit status.
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "options.h"
+
+#define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] [--interval T] " \
+                  "[--slots 1-4] [--fp-tolerance F] [-o DIR] -- CMD [ARGS...]"
+
+typedef struct run_args {
+    char options[1024];   /* key=value,... as the library parses it */
+    char dir[PATH_MAX];
+    char **command;
+} run_args;
+
+static int usage_error(const char *fmt, const char *what)
+{
+    fprintf(stderr, "[wasp] ERROR ");
+    fprintf(stderr, fmt, what);
+    fprintf(stderr, "\n%s\n", RUN_USAGE);
+    return 2;
+}
+
+static int append_option(run_args *a, const char *key, const char *value)
+{
+    size_t len = strlen(a->options);
+    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, value);
+    return n < 0 || (size_t)n >= sizeof(a->options) - len ? -1 : 0;
+}
+
+static const char *flag_key(const char *flag)
+{
+    static const char *const map[][2] = {
+        { "--mode", "mode" }, { "--interval", "interval" }, { "--slots", "slots" },
+        { "--fp-tolerance", "fp-tolerance" }, { "-o", "dir" }, { "--output", "dir" },
+    };
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+        if (strcmp(flag, map[i][0]) == 0)
+            return map[i][1];
+    return NULL;
+}
+
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    int i;
+    memset(a, 0, sizeof(*a));
+    snprintf(a->dir, sizeof(a->dir), "wasp-%d", (int)getpid());
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *flag = argv[i];
+        const char *value = strchr(flag, '=');
+        char name[64];
+        if (value && flag[0] == '-' && (size_t)(value - flag) < sizeof(name)) {
+            snprintf(name, sizeof(name), "%.*s", (int)(value - flag), flag);
+            flag = name;
+            value++;
+        } else if (i + 1 < argc) {
+            value = argv[++i];
+        } else {
+            value = NULL;
+        }
+        const char *key = flag_key(flag);
+        if (!key)
+            return usage_error(flag[0] == '-' ? "unknown option '%s'" :
+                               "'%s' is not an option — put the command after --", flag);
+        if (!value)
+            return usage_error("option '%s' needs a value", flag);
+        if (strcmp(key, "dir") == 0)
+            snprintf(a->dir, sizeof(a->dir), "%s", value);
+        else if (append_option(a, key, value) < 0)
+            return usage_error("option '%s' is too long", flag);
+    }
+    if (i >= argc - 1)
+        return usage_error("%s", "no command given — write: wasp run [options] -- CMD [ARGS...]");
+    a->command = &argv[i + 1];
+    return 0;
+}
+
+static int absolute_dir(run_args *a)
+{
+    char cwd[PATH_MAX], abs[PATH_MAX + 8];
+    if (a->dir[0] == '/')
+        return 0;
+    if (!getcwd(cwd, sizeof(cwd)))
+        return -1;
+    if (snprintf(abs, sizeof(abs), "%s/%s", cwd, a->dir) >= (int)sizeof(a->dir))
+        return -1;
+    snprintf(a->dir, sizeof(a->dir), "%s", abs);
+    return 0;
+}
+
+/* libwasp.so sits at ../lib/ relative to the wasp binary. */
+static int find_library(char *out, size_t len)
+{
+    char exe[PATH_MAX];
+    struct stat st;
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    snprintf(out, len, "%s/../lib/libwasp.so", exe);
+    return stat(out, &st) == 0 ? 0 : -1;
+}
+
+static int set_environment(run_args *a, const char *lib)
+{
+    char preload[PATH_MAX * 2];
+    const char *old = getenv("LD_PRELOAD");
+    snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+    if (append_option(a, "dir", a->dir) < 0)
+        return -1;
+    return setenv("LD_PRELOAD", preload, 1) | setenv("WASP_OPTIONS", a->options, 1);
+}
+
+static int wait_for(pid_t child)
+{
+    int status;
+    /* Like a shell: the terminal's ^C goes to the child; we wait for it. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    while (waitpid(child, &status, 0) < 0)
+        if (errno != EINTR)
+            return 1;
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+}
+
+int run_main(int argc, char **argv)
+{
+    run_args a;
+    wasp_options o;
+    char err[512], lib[PATH_MAX];
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    options_defaults(&o);
+    if (options_parse(a.options, &o, err, sizeof(err)) < 0)
+        return usage_error("%s", err);
+    if (find_library(lib, sizeof(lib)) < 0) {
+        fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
+        return 2;
+    }
+    if (absolute_dir(&a) < 0 || set_environment(&a, lib) < 0) {
+        fprintf(stderr, "[wasp] ERROR output directory path too long: %s\n", a.dir);
+        return 2;
+    }
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "[wasp] ERROR cannot fork: %s\n", strerror(errno));
+        return 2;
+    }
+    if (child == 0) {
+        execvp(a.command[0], a.command);
+        fprintf(stderr, "[wasp] ERROR cannot run %s: %s — check the command and PATH\n",
+                a.command[0], strerror(errno));
+        _exit(127);
+    }
+    rc = wait_for(child);
+    fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/*
+ * access.h - what one memory access is, as the engine sees it.
+ *
+ * Shared by the decoder (which fills it from a machine instruction and a
+ * register context) and by the watch/detect logic (which consumes it).
+ */
+#ifndef WASP_ACCESS_H
+#define WASP_ACCESS_H
+
+#include <stdint.h>
+
+enum access_kind {
+    ACCESS_LOAD = 1,
+    ACCESS_STORE = 2,
+    ACCESS_RMW = ACCESS_LOAD | ACCESS_STORE,
+};
+
+/* Element type of the memory operand: lets the detector compare floating
+ * point values approximately (paper §4). */
+enum access_fp {
+    ACCESS_INT = 0,
+    ACCESS_F32 = 4,
+    ACCESS_F64 = 8,
+};
+
+typedef struct mem_access {
+    uint64_t pc;       /* address of the accessing instruction */
+    uint64_t addr;     /* effective address, segment base included */
+    uint32_t size;     /* bytes touched (1..64) */
+    uint8_t insn_len;  /* length of the accessing instruction */
+    uint8_t kind;      /* enum access_kind bits */
+    uint8_t fp;        /* enum access_fp */
+} mem_access;
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * drops.h - why a sample or a trap was not turned into data.
+ *
+ * Every profile records one counter per reason, so a report can say how
+ * much of what the sampler saw was usable (the "measure yourself" rule).
+ */
+#ifndef WASP_DROPS_H
+#define WASP_DROPS_H
+
+enum drop_reason {
+    DROP_NONE = 0,
+    DROP_NOT_MEMORY,       /* instruction has no explicit memory operand */
+    DROP_WRONG_KIND,       /* a load sampled while looking for stores, or vice versa */
+    DROP_DECODE_FAILED,    /* bytes at the pc do not decode */
+    DROP_BRANCH_TARGET,    /* pc is a jump target: the previous instruction may not have run */
+    DROP_ADDR_CLOBBERED,   /* instruction overwrote its own base/index register */
+    DROP_ADDR_UNKNOWN,     /* address uses a register we cannot read (e.g. VSIB) */
+    DROP_NO_BOUNDARY,      /* no known instruction boundary before the pc */
+    DROP_UNWIND_FAILED,    /* calling context could not be captured */
+    DROP_TABLE_FULL,       /* context tree or pair table out of preallocated space */
+    DROP_SPURIOUS_TRAP,    /* trap whose instruction does not touch the watched bytes */
+    DROP_UNREADABLE,       /* watched/sampled memory could not be read */
+    DROP_REASON_COUNT
+};
+
+/* Stable names used in profiles and reports ("drop.<name>"). */
+static inline const char *drop_reason_name(enum drop_reason r)
+{
+    static const char *const names[DROP_REASON_COUNT] = {
+        "none", "not_memory", "wrong_kind", "decode_failed", "branch_target",
+        "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
+        "table_full", "spurious_trap", "unreadable",
+    };
+    return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
+}
+
+#endif

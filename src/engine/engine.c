@@ -1,0 +1,270 @@
+/*
+ * engine.c - process-wide engine state and the life of a profiled thread.
+ *
+ * Normal context only (thread start/end, exit, fork). The registry of live
+ * threads is guarded by a mutex that no signal handler ever takes.
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "decode.h"
+#include "handler.h"
+#include "perf.h"
+#include "profile_build.h"
+#include "sampler.h"
+#include "thread.h"
+
+#define CCT_CAPACITY (1u << 16)
+#define PAIR_CAPACITY (1u << 14)
+
+typedef struct registry_entry {
+    thread_state *t;
+    struct registry_entry *next;
+} registry_entry;
+
+static struct {
+    int active;
+    wasp_options opts;
+    const engine_frontend *fe;
+    const sampler *sampler;
+    char pid_dir[600];
+    pthread_mutex_t lock;
+    registry_entry *threads;
+    int warned_thread, warned_write;
+} engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int make_dirs(const char *path)
+{
+    char buf[600];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int make_pid_dir(char *err, size_t errlen)
+{
+    snprintf(engine.pid_dir, sizeof(engine.pid_dir), "%s/%d", engine.opts.dir, (int)getpid());
+    if (make_dirs(engine.pid_dir) == 0)
+        return 0;
+    snprintf(err, errlen, "cannot create output directory %s: %s — pass a writable directory with -o DIR",
+             engine.pid_dir, strerror(errno));
+    return -1;
+}
+
+int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen)
+{
+    engine.opts = *o;
+    engine.fe = fe;
+    engine.sampler = &sampler_software;
+    if (decode_init() < 0) {
+        snprintf(err, errlen, "cannot initialise the instruction decoder — reinstall libzydis4.0");
+        return -1;
+    }
+    if (make_pid_dir(err, errlen) < 0)
+        return -1;
+    if (handler_install(o, fe, engine.sampler) < 0) {
+        snprintf(err, errlen, "cannot install the SIGTRAP handler: %s", strerror(errno));
+        return -1;
+    }
+    engine.active = 1;
+    return 0;
+}
+
+int engine_active(void)
+{
+    return engine.active;
+}
+
+static void registry_add(thread_state *t)
+{
+    registry_entry *e = malloc(sizeof(*e));
+    if (!e)
+        return;
+    pthread_mutex_lock(&engine.lock);
+    e->t = t;
+    e->next = engine.threads;
+    engine.threads = e;
+    t->registered = 1;
+    pthread_mutex_unlock(&engine.lock);
+}
+
+static void registry_remove(thread_state *t)
+{
+    pthread_mutex_lock(&engine.lock);
+    for (registry_entry **p = &engine.threads; *p; p = &(*p)->next) {
+        if ((*p)->t == t) {
+            registry_entry *e = *p;
+            *p = e->next;
+            free(e);
+            break;
+        }
+    }
+    t->registered = 0;
+    pthread_mutex_unlock(&engine.lock);
+}
+
+static void close_events(thread_state *t)
+{
+    engine.sampler->thread_stop(t);
+    for (int i = 0; i < OPTIONS_MAX_SLOTS; i++) {
+        if (t->bp_fd[i] >= 0)
+            close(t->bp_fd[i]);
+        t->bp_fd[i] = -1;
+    }
+}
+
+static void thread_free(thread_state *t)
+{
+    cct_destroy(&t->contexts);
+    pairs_destroy(&t->pairs);
+    t->magic = 0;
+    free(t);
+}
+
+/* Once per process: a thread we cannot profile runs on unprofiled. */
+static void warn_thread_failure(const char *msg)
+{
+    if (__atomic_exchange_n(&engine.warned_thread, 1, __ATOMIC_RELAXED))
+        return;
+    fprintf(stderr, "[wasp] ERROR %s\n", msg);
+}
+
+static int open_events(thread_state *t, char *err, size_t errlen)
+{
+    for (int i = 0; i < engine.opts.slots; i++) {
+        t->bp_fd[i] = perf_open_breakpoint(t->tid, (uint64_t)t | (uint64_t)i, &t->bp_attr[i]);
+        if (t->bp_fd[i] < 0) {
+            snprintf(err, errlen, "cannot create hardware breakpoint %d: %s — wasp needs the "
+                     "breakpoint PMU (check `wasp doctor`; inside a container allow perf_event_open; "
+                     "lower --slots if debug registers are in use)", i + 1, strerror(errno));
+            return -1;
+        }
+    }
+    return engine.sampler->thread_start(t, &engine.opts, err, errlen);
+}
+
+thread_state *engine_thread_begin(void)
+{
+    char err[512];
+    thread_state *t;
+
+    if (!engine.active)
+        return NULL;
+    t = aligned_alloc(64, (sizeof(thread_state) + 63) & ~(size_t)63);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof(*t));
+    t->magic = THREAD_MAGIC;
+    t->tid = gettid();
+    t->sampler_fd = -1;
+    for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+        t->bp_fd[i] = -1;
+    prctl(PR_GET_NAME, t->name, 0, 0, 0);
+    watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
+    if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
+        warn_thread_failure("cannot map profile tables — the system is out of memory");
+        thread_free(t);
+        return NULL;
+    }
+    if (open_events(t, err, sizeof(err)) < 0) {
+        warn_thread_failure(err);
+        close_events(t);
+        thread_free(t);
+        return NULL;
+    }
+    registry_add(t);
+    perf_enable(t->sampler_fd, 1);
+    return t;
+}
+
+static void write_profile(thread_state *t)
+{
+    char err[512];
+    if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.pid_dir,
+                            err, sizeof(err)) == 0)
+        return;
+    if (!__atomic_exchange_n(&engine.warned_write, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
+}
+
+void engine_thread_end(thread_state *t)
+{
+    if (!t)
+        return;
+    t->closing = 1;
+    close_events(t);
+    registry_remove(t);
+    write_profile(t);
+    thread_free(t);
+}
+
+/* Another thread may be inside its handler right now: let it finish. */
+static void wait_quiet(thread_state *t)
+{
+    for (int i = 0; i < 100000 && t->in_handler; i++)
+        sched_yield();
+}
+
+void engine_shutdown(void)
+{
+    if (!__atomic_exchange_n(&engine.active, 0, __ATOMIC_ACQ_REL))
+        return;
+    pthread_mutex_lock(&engine.lock);
+    /* Disable, do not close: a thread still in its handler may issue one
+     * more ioctl on these fds, which must not land on a reused number. */
+    for (registry_entry *e = engine.threads; e; e = e->next) {
+        thread_state *t = e->t;
+        t->closing = 1;
+        if (t->sampler_fd >= 0)
+            perf_enable(t->sampler_fd, 0);
+        for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+            if (t->bp_fd[i] >= 0)
+                perf_enable(t->bp_fd[i], 0);
+    }
+    for (registry_entry *e = engine.threads; e; e = e->next) {
+        wait_quiet(e->t);
+        write_profile(e->t);
+    }
+    pthread_mutex_unlock(&engine.lock);
+}
+
+thread_state *engine_after_fork_child(void)
+{
+    char err[512];
+    if (!engine.active)
+        return NULL;
+    /* The inherited fds name the parent's events: drop them unused. Their
+     * states are leaked on purpose; the parent still owns their data. */
+    for (registry_entry *e = engine.threads; e; e = e->next) {
+        e->t->closing = 1;
+        if (e->t->sampler_fd >= 0)
+            close(e->t->sampler_fd);
+        for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+            if (e->t->bp_fd[i] >= 0)
+                close(e->t->bp_fd[i]);
+    }
+    engine.threads = NULL;
+    pthread_mutex_init(&engine.lock, NULL);
+    if (make_pid_dir(err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
+        engine.active = 0;
+        return NULL;
+    }
+    return engine_thread_begin();
+}

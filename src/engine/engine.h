@@ -1,0 +1,59 @@
+/*
+ * engine.h - what a front end (native preload, JVM agent) sees of the engine.
+ *
+ * The engine owns sampling, watchpoints, detection, contexts and profile
+ * writing; a front end supplies how to walk and name the stack of the code it
+ * runs. No JVM header is included anywhere in the engine.
+ */
+#ifndef WASP_ENGINE_H
+#define WASP_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+#include "cct.h"
+#include "options.h"
+#include "profile.h"
+
+#define ENGINE_MAX_FRAMES 128
+
+typedef struct code_bounds {
+    uint64_t start, end;   /* the function (or code blob) holding a pc */
+} code_bounds;
+
+typedef struct engine_frontend {
+    const char *name;
+    /* Signal context. Bounds of the code containing the interrupted pc, used
+     * as a known instruction boundary for decoding. Returns 0 or -1. */
+    int (*bounds)(const ucontext_t *uc, code_bounds *out);
+    /* Signal context. The calling context of the interrupted code, leaf first;
+     * frame 0 must name leaf_pc (the accessing instruction). Returns the
+     * number of frames, or -1. */
+    int (*walk)(const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max);
+    /* Normal context. Names a frame; leaf frames carry the access pc, others
+     * a return address. Strings are malloc'd and owned by the caller. */
+    void (*symbolize)(frame_key f, int leaf, prof_frame *out);
+} engine_frontend;
+
+typedef struct thread_state thread_state;
+
+/* Once per process. Returns 0, or -1 with a message naming the fix. */
+int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen);
+
+/* True between a successful engine_init and engine_shutdown. */
+int engine_active(void);
+
+/* In the new thread itself: start sampling it. NULL if it cannot be profiled
+ * (the reason is counted and reported once). */
+thread_state *engine_thread_begin(void);
+
+/* In the ending thread itself: stop, write its profile, free its state. */
+void engine_thread_end(thread_state *t);
+
+/* At process exit, from any thread: stop every thread, write every profile. */
+void engine_shutdown(void);
+
+/* In the child after fork(): forget the parent's threads, profile this one. */
+thread_state *engine_after_fork_child(void);
+
+#endif

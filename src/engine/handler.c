@@ -1,0 +1,252 @@
+/*
+ * handler.c - what happens in a thread when its sampler fires or one of its
+ * watchpoints traps.
+ *
+ * Runs in signal context: no malloc, no locks, no stdio; errno is preserved;
+ * SIGTRAPs that are not TRAP_PERF signals of ours go to the previous handler.
+ * Watched memory is only read after its breakpoint is disabled (a read of an
+ * RW-watched word would trap inside the handler).
+ */
+#include "handler.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include "access.h"
+#include "decode.h"
+#include "detect.h"
+#include "perf.h"
+
+static struct sigaction previous_action;
+static wasp_options opts;
+static const engine_frontend *frontend;
+static const sampler *active_sampler;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t read_value(uint64_t addr, uint32_t len)
+{
+    uint64_t v = 0;
+    memcpy(&v, (const void *)addr, len);
+    return v;
+}
+
+static int wants_kind(uint8_t kind)
+{
+    if (opts.mode == MODE_SILENT_LOAD)
+        return kind == ACCESS_LOAD;  /* after a read-modify-write memory no longer holds what was loaded */
+    return (kind & ACCESS_STORE) != 0;
+}
+
+static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
+{
+    return a < b + blen && b < a + alen;
+}
+
+static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
+{
+    for (int i = 0; i < t->watch.nslots; i++) {
+        const watch_slot *s = &t->watch.slot[i];
+        if (s->armed && overlaps(addr, len, s->addr, s->len))
+            return 1;
+    }
+    return 0;
+}
+
+/* C1 or C2: the calling context of the access, interned in the thread's tree. */
+static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t pc)
+{
+    frame_key frames[ENGINE_MAX_FRAMES];
+    int n = frontend->walk(uc, pc, frames, ENGINE_MAX_FRAMES);
+    if (n <= 0) {
+        t->drops[DROP_UNWIND_FAILED]++;
+        return 0;
+    }
+    uint32_t ctx = cct_intern(&t->contexts, frames, n);
+    if (!ctx)
+        t->drops[DROP_TABLE_FULL]++;
+    return ctx;
+}
+
+static int arm(thread_state *t, int i)
+{
+    watch_slot *s = &t->watch.slot[i];
+    return perf_arm_breakpoint(t->bp_fd[i], &t->bp_attr[i], s->addr, s->len,
+                               opts.mode != MODE_SILENT_STORE);
+}
+
+static void release(thread_state *t, int i)
+{
+    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
+    watch_release(&t->watch, i);
+}
+
+static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
+{
+    mem_access a;
+    int before_run;
+    uint64_t waddr;
+    uint32_t wlen;
+
+    t->stats[STAT_SAMPLES]++;
+    enum drop_reason r = active_sampler->take(t, si, uc, frontend, &a, &before_run);
+    if (r == DROP_NONE && !wants_kind(a.kind))
+        r = DROP_WRONG_KIND;
+    if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
+        r = DROP_ADDR_UNKNOWN;
+    if (r != DROP_NONE) {
+        t->drops[r]++;
+        return;
+    }
+    /* Its own trap already ended any watch on these bytes; a second watch on
+     * them would only make the two slots trap together. */
+    int slot = overlaps_armed(t, waddr, wlen) ? -1 : watch_pick(&t->watch);
+    if (slot < 0) {
+        t->stats[STAT_DECLINED]++;
+        return;
+    }
+    uint32_t ctx = capture_context(t, uc, a.pc);
+    if (!ctx)
+        return;
+    watch_slot *s = &t->watch.slot[slot];
+    if (s->armed)
+        t->stats[STAT_REPLACED]++;
+    s->addr = waddr;
+    s->len = wlen;
+    s->fp = a.fp;
+    s->ctx = ctx;
+    s->sample_pc = a.pc;
+    s->priming = before_run;
+    s->value = before_run && (a.kind & ACCESS_STORE) ? 0 : read_value(waddr, wlen);
+    s->armed = 1;
+    if (arm(t, slot) < 0) {
+        watch_release(&t->watch, slot);
+        t->drops[DROP_UNREADABLE]++;
+        return;
+    }
+    t->stats[STAT_ARMED]++;
+}
+
+/* The trap came from the sampled instruction itself, which had not run when
+ * the watch was armed: now it has, so take its value and keep watching. */
+static void absorb_own_trap(thread_state *t, int i)
+{
+    watch_slot *s = &t->watch.slot[i];
+    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
+    s->value = read_value(s->addr, s->len);
+    s->priming = 0;
+    t->stats[STAT_PRIMED]++;
+    if (arm(t, i) < 0)
+        watch_release(&t->watch, i);
+}
+
+static enum drop_reason trap_access(const ucontext_t *uc, mem_access *a)
+{
+    code_bounds b;
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (frontend->bounds(uc, &b) < 0 || !(b.start < rip && rip <= b.end))
+        return DROP_NO_BOUNDARY;
+    return decode_access_before(rip, b.start, b.end, uc, a);
+}
+
+static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
+{
+    mem_access a;
+
+    t->stats[STAT_TRAPS]++;
+    if (i >= t->watch.nslots || !t->watch.slot[i].armed)
+        return;  /* a trap that was already queued when the slot was freed */
+    watch_slot *s = &t->watch.slot[i];
+    enum drop_reason r = DROP_SPURIOUS_TRAP;
+    /* Asynchronous means SIGTRAP was blocked when the access happened: the
+     * context we see is not the accessing instruction's. */
+    if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC))
+        r = trap_access(uc, &a);
+    if (r == DROP_NONE && !overlaps(a.addr, a.size, s->addr, s->len))
+        r = DROP_SPURIOUS_TRAP;
+    if (r != DROP_NONE) {
+        t->drops[r]++;
+        release(t, i);
+        return;
+    }
+    if (s->priming && a.pc == s->sample_pc) {
+        absorb_own_trap(t, i);
+        return;
+    }
+    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
+    detect_result d = detect_on_trap(opts.mode, s, a.kind, read_value(s->addr, s->len), opts.fp_tolerance);
+    if (d.record) {
+        uint32_t ctx = capture_context(t, uc, a.pc);
+        if (ctx && pairs_add(&t->pairs, s->ctx, ctx, d.bytes, d.wasteful, d.approx) < 0)
+            t->drops[DROP_TABLE_FULL]++;
+    }
+    if (d.keep_watching && arm(t, i) == 0) {
+        t->stats[STAT_KEPT]++;
+        return;
+    }
+    watch_release(&t->watch, i);
+}
+
+static void pass_on(int sig, siginfo_t *si, void *uc)
+{
+    if (previous_action.sa_flags & SA_SIGINFO) {
+        if (previous_action.sa_sigaction)
+            previous_action.sa_sigaction(sig, si, uc);
+    } else if (previous_action.sa_handler == SIG_DFL) {
+        /* Not ours and nobody else's: do what the kernel would have done. */
+        signal(sig, SIG_DFL);
+        raise(sig);
+    } else if (previous_action.sa_handler != SIG_IGN) {
+        previous_action.sa_handler(sig);
+    }
+}
+
+static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
+{
+    uint64_t data;
+    thread_state *t;
+
+    if (si->si_code != TRAP_PERF) {
+        pass_on(sig, si, ctx);
+        return;
+    }
+    data = perf_sig_data(si);
+    t = (thread_state *)(uintptr_t)(data & ~SIG_TAG_MASK);
+    if (!t || t->magic != THREAD_MAGIC) {
+        pass_on(sig, si, ctx);
+        return;
+    }
+    if (t->closing)
+        return;
+    int saved_errno = errno;
+    t->in_handler = 1;
+    uint64_t start = now_ns();
+    if ((data & SIG_TAG_MASK) == SIG_TAG_SAMPLER) {
+        on_sample(t, si, ctx);
+        t->stats[STAT_SAMPLE_NS] += now_ns() - start;
+    } else {
+        on_trap(t, si, ctx, (int)(data & SIG_TAG_MASK));
+        t->stats[STAT_TRAP_NS] += now_ns() - start;
+    }
+    t->in_handler = 0;
+    errno = saved_errno;
+}
+
+int handler_install(const wasp_options *o, const engine_frontend *fe, const sampler *s)
+{
+    struct sigaction sa;
+    opts = *o;
+    frontend = fe;
+    active_sampler = s;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_sigtrap;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGTRAP, &sa, &previous_action);
+}

@@ -1,0 +1,134 @@
+/*
+ * options.c - parsing of the "key=value,..." option string.
+ *
+ * Used by the library at start-up (never in signal context) and by the CLI to
+ * validate flags before it launches anything, so a typo fails fast.
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const mode_names[] = { "dead-store", "silent-store", "silent-load" };
+
+void options_defaults(wasp_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->mode = MODE_SILENT_STORE;
+    o->interval_ns = OPTIONS_DEFAULT_INTERVAL_NS;
+    o->slots = OPTIONS_MAX_SLOTS;
+    o->fp_tolerance = OPTIONS_DEFAULT_FP_TOLERANCE;
+    snprintf(o->dir, sizeof(o->dir), "wasp-out");
+}
+
+const char *options_mode_name(enum wasp_mode m)
+{
+    return (unsigned)m < 3 ? mode_names[m] : "unknown";
+}
+
+int options_mode_from_name(const char *name, enum wasp_mode *m)
+{
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(name, mode_names[i]) == 0) {
+            *m = (enum wasp_mode)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+int options_parse_duration(const char *text, uint64_t *ns)
+{
+    static const struct { const char *suffix; double scale; } units[] = {
+        { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
+    };
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno || v <= 0)
+        return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (strcmp(end, units[i].suffix) == 0) {
+            double n = v * units[i].scale;
+            if (n < 1 || n > 60e9)
+                return -1;
+            *ns = (uint64_t)n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int parse_one(const char *key, const char *val, wasp_options *o, char *err, size_t errlen)
+{
+    char *end;
+    if (strcmp(key, "mode") == 0) {
+        if (options_mode_from_name(val, &o->mode) == 0)
+            return 0;
+        snprintf(err, errlen, "unknown mode '%s' — use dead-store, silent-store or silent-load", val);
+        return -1;
+    }
+    if (strcmp(key, "interval") == 0) {
+        uint64_t ns;
+        if (options_parse_duration(val, &ns) == 0 && ns >= 10000) {
+            o->interval_ns = ns;
+            return 0;
+        }
+        snprintf(err, errlen, "bad interval '%s' — give a CPU-time period of at least 10us, e.g. 5ms or 500us", val);
+        return -1;
+    }
+    if (strcmp(key, "slots") == 0) {
+        long n = strtol(val, &end, 10);
+        if (*val && !*end && n >= 1 && n <= OPTIONS_MAX_SLOTS) {
+            o->slots = (int)n;
+            return 0;
+        }
+        snprintf(err, errlen, "bad slots '%s' — give 1 to 4 watchpoints per thread", val);
+        return -1;
+    }
+    if (strcmp(key, "fp-tolerance") == 0 || strcmp(key, "fp") == 0) {
+        double f = strtod(val, &end);
+        if (*val && !*end && f >= 0 && f < 1) {
+            o->fp_tolerance = f;
+            return 0;
+        }
+        snprintf(err, errlen, "bad fp-tolerance '%s' — give a relative tolerance in [0, 1), e.g. 0.01", val);
+        return -1;
+    }
+    if (strcmp(key, "dir") == 0) {
+        if (*val && strlen(val) < sizeof(o->dir)) {
+            snprintf(o->dir, sizeof(o->dir), "%s", val);
+            return 0;
+        }
+        snprintf(err, errlen, "bad dir '%s' — give a writable directory path", val);
+        return -1;
+    }
+    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, slots, fp-tolerance, dir", key);
+    return -1;
+}
+
+int options_parse(const char *text, wasp_options *o, char *err, size_t errlen)
+{
+    char buf[1024];
+    if (!text)
+        return 0;
+    if (strlen(text) >= sizeof(buf)) {
+        snprintf(err, errlen, "option string too long (%zu bytes)", strlen(text));
+        return -1;
+    }
+    snprintf(buf, sizeof(buf), "%s", text);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) {
+            snprintf(err, errlen, "option '%s' has no value — write key=value", item);
+            return -1;
+        }
+        *eq = '\0';
+        if (parse_one(item, eq + 1, o, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}

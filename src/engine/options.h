@@ -1,0 +1,40 @@
+/*
+ * options.h - the profiler's settings and their one parser.
+ *
+ * Both front ends and the CLI speak the same language, async-profiler style:
+ * comma-separated key=value with units ("mode=silent-load,interval=2ms,dir=out").
+ * `wasp run` hands its flags to the preloaded library in WASP_OPTIONS.
+ */
+#ifndef WASP_OPTIONS_H
+#define WASP_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum wasp_mode { MODE_DEAD_STORE, MODE_SILENT_STORE, MODE_SILENT_LOAD };
+
+#define OPTIONS_MAX_SLOTS 4
+#define OPTIONS_DEFAULT_INTERVAL_NS 5000000ULL  /* 5 ms of CPU time: see docs/how-it-works.md */
+#define OPTIONS_DEFAULT_FP_TOLERANCE 0.01
+
+typedef struct wasp_options {
+    enum wasp_mode mode;
+    uint64_t interval_ns;   /* software sampler period in thread CPU time */
+    int slots;              /* debug registers used per thread, 1..4 */
+    double fp_tolerance;    /* relative tolerance for approximate FP equality */
+    char dir[512];          /* run directory; the process writes into dir/<pid>/ */
+} wasp_options;
+
+void options_defaults(wasp_options *o);
+
+/* Parses "key=value,..." over the current values of *o. Returns 0, or -1 with
+ * a message that names the bad key or value and what is accepted. */
+int options_parse(const char *text, wasp_options *o, char *err, size_t errlen);
+
+/* Parses a duration like "5ms", "200us", "1000000" (ns), "1s". Returns 0/-1. */
+int options_parse_duration(const char *text, uint64_t *ns);
+
+const char *options_mode_name(enum wasp_mode m);
+int options_mode_from_name(const char *name, enum wasp_mode *m);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * profile.h - one thread's profile as plain, symbolized data.
+ *
+ * The engine fills it when a thread ends (outside any signal handler) and
+ * writes it with profile_write(); the CLI reads it back with profile_read()
+ * (src/cli/profile_read.c). The on-disk format is docs/profile-format.md.
+ */
+#ifndef WASP_PROFILE_H
+#define WASP_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROFILE_MAGIC "wasp-profile"
+#define PROFILE_VERSION 1
+
+typedef struct prof_frame {
+    char *function;     /* "write_round", "java.util.ArrayList.add"; never NULL */
+    char *file;         /* source file, "" when unknown */
+    uint32_t line;      /* 0 when unknown */
+    char *module;       /* "/usr/lib/x86_64-linux-gnu/libc.so.6", "" when unknown */
+    uint64_t pc;        /* address in the profiled process (informational) */
+    char *instruction;  /* AT&T text of the access; "" for non-leaf frames */
+} prof_frame;
+
+typedef struct prof_context {
+    uint32_t nframes;
+    uint32_t *frames;   /* indices into profile.frames, leaf first */
+} prof_context;
+
+typedef struct prof_pair {
+    uint32_t watch_ctx;       /* index into profile.contexts: C1, where the sample armed the watch */
+    uint32_t trap_ctx;        /* C2, where the watchpoint trapped */
+    uint64_t count;           /* traps recorded for this pair */
+    uint64_t bytes;           /* bytes monitored (denominator of Eq. 1/2) */
+    uint64_t wasteful_bytes;  /* dead, or precisely silent, bytes */
+    uint64_t approx_bytes;    /* approximately (not precisely) silent FP bytes */
+} prof_pair;
+
+typedef struct prof_stat {
+    char *name;         /* "samples", "traps", "handler_ns", "drop.not_memory", ... */
+    uint64_t value;
+} prof_stat;
+
+typedef struct profile {
+    char mode[32];          /* "dead-store" | "silent-store" | "silent-load" */
+    char sampler[32];       /* "software" | "pmu" */
+    int64_t pid, tid;
+    char *thread_name;      /* "" when unknown */
+    char *command;          /* "" when unknown */
+    uint64_t interval;      /* sampler period: ns for software, events for pmu */
+    double fp_tolerance;
+    prof_stat *stats;       size_t nstats;
+    prof_frame *frames;     size_t nframes;
+    prof_context *contexts; size_t ncontexts;
+    prof_pair *pairs;       size_t npairs;
+} profile;
+
+/* Atomically writes p to path (temp file + rename). Returns 0, or -1 with a
+ * message in err. Not signal-safe. */
+int profile_write(const profile *p, const char *path, char *err, size_t errlen);
+
+/* Reads path into *p (all strings and arrays heap-allocated). Returns 0, or
+ * -1 with a message in err naming the file and what is wrong with it
+ * (foreign file, unsupported version, truncated, checksum mismatch, bad
+ * field). Never crashes on any input. */
+int profile_read(const char *path, profile *p, char *err, size_t errlen);
+
+/* Frees everything profile_read allocated; safe on a zeroed profile. */
+void profile_free(profile *p);
+
+/* Value of a stat by name, 0 when absent. */
+uint64_t profile_stat(const profile *p, const char *name);
+
+#endif

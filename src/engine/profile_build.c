@@ -1,0 +1,207 @@
+/*
+ * profile_build.c - from a thread's context tree and pair table to the plain
+ * profile of profile.h. Normal context: allocation and symbol lookup are fine.
+ */
+#include "profile_build.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Maps cct node ids and (frame, leaf) keys to output indices. Tables are
+ * small (only contexts that pairs use), so a linear-probe map suffices. */
+typedef struct index_map {
+    uint64_t *keys_a, *keys_b;
+    uint32_t *values;
+    size_t cap;
+} index_map;
+
+static int map_init(index_map *m, size_t n)
+{
+    m->cap = 16;
+    while (m->cap < n * 2)
+        m->cap *= 2;
+    m->keys_a = calloc(m->cap, sizeof(uint64_t));
+    m->keys_b = calloc(m->cap, sizeof(uint64_t));
+    m->values = calloc(m->cap, sizeof(uint32_t));
+    return m->keys_a && m->keys_b && m->values ? 0 : -1;
+}
+
+static void map_free(index_map *m)
+{
+    free(m->keys_a);
+    free(m->keys_b);
+    free(m->values);
+}
+
+/* Returns the slot for (a, b); *found tells whether it was already there.
+ * Values are stored +1 so that 0 means empty. */
+static uint32_t *map_slot(index_map *m, uint64_t a, uint64_t b, int *found)
+{
+    size_t i = (size_t)((a * 0x9E3779B97F4A7C15ULL ^ b * 0xC2B2AE3D27D4EB4FULL) >> 20) & (m->cap - 1);
+    while (m->values[i] && (m->keys_a[i] != a || m->keys_b[i] != b))
+        i = (i + 1) & (m->cap - 1);
+    *found = m->values[i] != 0;
+    m->keys_a[i] = a;
+    m->keys_b[i] = b;
+    return &m->values[i];
+}
+
+typedef struct builder {
+    const thread_state *t;
+    const engine_frontend *fe;
+    profile *p;
+    index_map ctx_map, frame_map;
+} builder;
+
+static uint32_t add_frame(builder *b, frame_key f, int leaf)
+{
+    int found;
+    uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, &found);
+    if (found)
+        return *slot - 1;
+    prof_frame *pf = &b->p->frames[b->p->nframes];
+    memset(pf, 0, sizeof(*pf));
+    b->fe->symbolize(f, leaf, pf);
+    *slot = (uint32_t)++b->p->nframes;
+    return *slot - 1;
+}
+
+static uint32_t add_context(builder *b, uint32_t node)
+{
+    frame_key path[ENGINE_MAX_FRAMES];
+    int found;
+    uint32_t *slot = map_slot(&b->ctx_map, node, 0, &found);
+    if (found)
+        return *slot - 1;
+    int n = cct_path(&b->t->contexts, node, path, ENGINE_MAX_FRAMES);
+    prof_context *c = &b->p->contexts[b->p->ncontexts];
+    c->nframes = (uint32_t)n;
+    c->frames = malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
+    for (int i = 0; c->frames && i < n; i++)
+        c->frames[i] = add_frame(b, path[i], i == 0);
+    *slot = (uint32_t)++b->p->ncontexts;
+    return *slot - 1;
+}
+
+static void add_stat(profile *p, const char *name, uint64_t value)
+{
+    p->stats[p->nstats].name = strdup(name);
+    p->stats[p->nstats].value = value;
+    p->nstats++;
+}
+
+static void add_stats(profile *p, const thread_state *t)
+{
+    char name[64];
+    uint64_t unfinished = 0;
+    for (int i = 0; i < STAT_COUNT; i++)
+        add_stat(p, thread_stat_name((enum thread_stat)i), t->stats[i]);
+    for (int r = 1; r < DROP_REASON_COUNT; r++) {
+        snprintf(name, sizeof(name), "drop.%s", drop_reason_name((enum drop_reason)r));
+        add_stat(p, name, t->drops[r]);
+    }
+    for (int i = 0; i < t->watch.nslots; i++)
+        unfinished += t->watch.slot[i].armed != 0;
+    add_stat(p, "unfinished", unfinished);
+}
+
+static char *read_command_line(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return strdup("");
+    for (ssize_t i = 0; i < n - 1; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return strdup(buf);
+}
+
+static void free_built(profile *p)
+{
+    for (size_t i = 0; i < p->nframes; i++) {
+        free(p->frames[i].function);
+        free(p->frames[i].file);
+        free(p->frames[i].module);
+        free(p->frames[i].instruction);
+    }
+    for (size_t i = 0; i < p->ncontexts; i++)
+        free(p->contexts[i].frames);
+    for (size_t i = 0; i < p->nstats; i++)
+        free(p->stats[i].name);
+    free(p->frames);
+    free(p->contexts);
+    free(p->pairs);
+    free(p->stats);
+    free(p->thread_name);
+    free(p->command);
+}
+
+static int build(builder *b, const wasp_options *o, const char *sampler_name)
+{
+    const thread_state *t = b->t;
+    profile *p = b->p;
+    size_t npairs = t->pairs.used;
+    size_t max_ctx = npairs * 2;
+    /* A frame is a tree node, once as a leaf and once as a caller at most. */
+    size_t max_frames = (size_t)t->contexts.used * 2;
+
+    snprintf(p->mode, sizeof(p->mode), "%s", options_mode_name(o->mode));
+    snprintf(p->sampler, sizeof(p->sampler), "%s", sampler_name);
+    p->pid = getpid();
+    p->tid = t->tid;
+    p->thread_name = strdup(t->name);
+    p->command = read_command_line();
+    p->interval = o->interval_ns;
+    p->fp_tolerance = o->fp_tolerance;
+    p->stats = calloc(STAT_COUNT + DROP_REASON_COUNT + 1, sizeof(prof_stat));
+    p->pairs = calloc(npairs ? npairs : 1, sizeof(prof_pair));
+    p->contexts = calloc(max_ctx ? max_ctx : 1, sizeof(prof_context));
+    p->frames = calloc(max_frames + 1, sizeof(prof_frame));
+    if (!p->stats || !p->pairs || !p->contexts || !p->frames ||
+        map_init(&b->ctx_map, max_ctx) < 0 || map_init(&b->frame_map, max_frames) < 0)
+        return -1;
+    add_stats(p, t);
+    for (uint32_t i = 0; i < t->pairs.cap; i++) {
+        const pair_entry *e = &t->pairs.entries[i];
+        if (!e->watch_ctx)
+            continue;
+        prof_pair *pp = &p->pairs[p->npairs++];
+        pp->watch_ctx = add_context(b, e->watch_ctx);
+        pp->trap_ctx = add_context(b, e->trap_ctx);
+        pp->count = e->count;
+        pp->bytes = e->bytes;
+        pp->wasteful_bytes = e->wasteful;
+        pp->approx_bytes = e->approx;
+    }
+    return 0;
+}
+
+int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
+                        const char *sampler_name, const char *dir, char *err, size_t errlen)
+{
+    profile p;
+    builder b = { .t = t, .fe = fe, .p = &p };
+    char path[700];
+    int rc;
+
+    memset(&p, 0, sizeof(p));
+    if (build(&b, o, sampler_name) < 0) {
+        snprintf(err, errlen, "out of memory while writing the profile of thread %d", (int)t->tid);
+        rc = -1;
+    } else {
+        snprintf(path, sizeof(path), "%s/%d.wasp", dir, (int)t->tid);
+        rc = profile_write(&p, path, err, errlen);
+    }
+    map_free(&b.ctx_map);
+    map_free(&b.frame_map);
+    free_built(&p);
+    return rc;
+}

@@ -1,0 +1,17 @@
+/*
+ * profile_build.h - turns a stopped thread's tables into a written profile.
+ */
+#ifndef WASP_PROFILE_BUILD_H
+#define WASP_PROFILE_BUILD_H
+
+#include <stddef.h>
+#include "engine.h"
+#include "thread.h"
+
+/* Symbolizes the contexts the thread's pairs use and writes
+ * dir/<tid>.wasp. Normal context; the thread must no longer take signals.
+ * Returns 0, or -1 with a message naming the fix. */
+int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
+                        const char *sampler_name, const char *dir, char *err, size_t errlen);
+
+#endif

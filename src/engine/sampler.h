@@ -1,0 +1,34 @@
+/*
+ * sampler.h - the interface every address sampler implements.
+ *
+ * A sampler starts and stops per-thread sampling and, in the handler, turns
+ * one of its signals into a memory access (pc, address, width, kind). The
+ * software sampler decodes instructions; a PMU sampler reads the address the
+ * hardware recorded.
+ */
+#ifndef WASP_SAMPLER_H
+#define WASP_SAMPLER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <ucontext.h>
+#include "access.h"
+#include "drops.h"
+#include "engine.h"
+#include "thread.h"
+
+typedef struct sampler {
+    const char *name;
+    /* Normal context, in the thread itself. Returns 0, or -1 with a message. */
+    int (*thread_start)(thread_state *t, const wasp_options *o, char *err, size_t errlen);
+    void (*thread_stop)(thread_state *t);
+    /* Signal context. The access this sample stands for; *before_run is set
+     * when the access has not executed yet (the watch must absorb its own
+     * first trap). */
+    enum drop_reason (*take)(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
+                             const engine_frontend *fe, mem_access *out, int *before_run);
+} sampler;
+
+extern const sampler sampler_software;
+
+#endif

@@ -1,0 +1,50 @@
+/*
+ * watch.h - the debug-register slots of one thread and reservoir replacement.
+ *
+ * Pure logic, signal-safe, no system calls: which slot a new sample takes
+ * (paper §5.2) and what each slot is watching. breakpoint.c does the arming.
+ */
+#ifndef WASP_WATCH_H
+#define WASP_WATCH_H
+
+#include <stdint.h>
+#include "options.h"
+
+typedef struct watch_slot {
+    int armed;
+    int priming;        /* armed BEFORE the sampled access ran: absorb its own trap */
+    uint64_t addr;      /* watched bytes: [addr, addr+len), len 1/2/4/8, aligned */
+    uint32_t len;
+    uint8_t fp;         /* enum access_fp of the sampled access */
+    uint64_t value;     /* bytes at addr when armed (little-endian, len bytes) */
+    uint32_t ctx;       /* C1: cct node of the sampled access */
+    uint64_t sample_pc; /* pc of the sampled access */
+    uint64_t seen;      /* reservoir: samples offered since the slot was last free */
+} watch_slot;
+
+typedef struct watch_set {
+    watch_slot slot[OPTIONS_MAX_SLOTS];
+    int nslots;
+    uint64_t rng;       /* xorshift state, per thread */
+} watch_set;
+
+void watch_init(watch_set *w, int nslots, uint64_t seed);
+
+/*
+ * Offers a new sample to the slots: a free slot takes it; otherwise each
+ * armed slot, visited in random order, takes it with probability 1/seen.
+ * Every armed slot counts the sample either way. Returns the slot to arm,
+ * or -1 when the sample is not monitored.
+ */
+int watch_pick(watch_set *w);
+
+/* Frees a slot after its trap (its reservoir restarts, paper §5.2). */
+void watch_release(watch_set *w, int i);
+
+/* Picks the watched bytes inside an access: the largest naturally aligned
+ * 8/4/2/1-byte block within [addr, addr+size). Returns 0 or -1. */
+int watch_fit(uint64_t addr, uint32_t size, uint64_t *waddr, uint32_t *wlen);
+
+uint64_t watch_random(watch_set *w);
+
+#endif

@@ -1,0 +1,14 @@
+/*
+ * native.h - the native front end: stack walking and symbols for compiled code.
+ */
+#ifndef WASP_NATIVE_H
+#define WASP_NATIVE_H
+
+#include "engine.h"
+
+extern const engine_frontend native_frontend;
+
+/* symbols.c: names a native frame (normal context). */
+void native_symbolize(frame_key f, int leaf, prof_frame *out);
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * preload.c - the native front end's entry points when libwasp.so is
+ * LD_PRELOADed by `wasp run`: start-up, every pthread, fork, and exit.
+ *
+ * Activates only when WASP_OPTIONS is set, so loading the library for any
+ * other reason (as a JVM agent, say) starts nothing here. On any failure it
+ * prints one [wasp] ERROR line and the program runs on unprofiled.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "native.h"
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static pthread_key_t thread_key;
+
+struct start_args {
+    void *(*fn)(void *);
+    void *arg;
+};
+
+static void on_thread_exit(void *t)
+{
+    engine_thread_end(t);
+}
+
+static void begin_this_thread(void)
+{
+    pthread_setspecific(thread_key, engine_thread_begin());
+}
+
+static void *thread_trampoline(void *p)
+{
+    struct start_args args = *(struct start_args *)p;
+    free(p);
+    begin_this_thread();
+    return args.fn(args.arg);
+}
+
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static pthread_create_fn real;
+    if (!real)
+        real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    struct start_args *args = engine_active() ? malloc(sizeof(*args)) : NULL;
+    if (!args)
+        return real(thread, attr, fn, arg);
+    args->fn = fn;
+    args->arg = arg;
+    int rc = real(thread, attr, thread_trampoline, args);
+    if (rc != 0)
+        free(args);
+    return rc;
+}
+
+static void on_fork_child(void)
+{
+    pthread_setspecific(thread_key, engine_after_fork_child());
+}
+
+static void on_exit_write_all(void)
+{
+    engine_shutdown();
+}
+
+__attribute__((constructor)) static void preload_start(void)
+{
+    const char *text = getenv("WASP_OPTIONS");
+    wasp_options o;
+    char err[512];
+
+    if (!text)
+        return;
+    options_defaults(&o);
+    if (options_parse(text, &o, err, sizeof(err)) < 0 ||
+        engine_init(&o, &native_frontend, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s; the program runs unprofiled\n", err);
+        return;
+    }
+    pthread_key_create(&thread_key, on_thread_exit);
+    pthread_atfork(NULL, NULL, on_fork_child);
+    atexit(on_exit_write_all);
+    begin_this_thread();
+}

@@ -1,0 +1,154 @@
+/*
+ * symbols.c - function, file and line of native code addresses, with
+ * elfutils' libdwfl, including functions the compiler inlined.
+ *
+ * Normal context only (profile writing). One Dwfl session per process,
+ * guarded by a mutex, rebuilt when an address falls outside every module it
+ * knows (a library loaded after the last build).
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "native.h"
+
+char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status) __attribute__((weak));
+
+static pthread_mutex_t symbols_lock = PTHREAD_MUTEX_INITIALIZER;
+static Dwfl *session;
+
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+static Dwfl *session_open(void)
+{
+    Dwfl *d = dwfl_begin(&callbacks);
+    if (!d)
+        return NULL;
+    dwfl_report_begin(d);
+    if (dwfl_linux_proc_report(d, getpid()) != 0 || dwfl_report_end(d, NULL, NULL) != 0) {
+        dwfl_end(d);
+        return NULL;
+    }
+    return d;
+}
+
+static Dwfl_Module *module_of(uint64_t addr)
+{
+    if (!session)
+        session = session_open();
+    Dwfl_Module *m = session ? dwfl_addrmodule(session, addr) : NULL;
+    if (!m) {
+        if (session)
+            dwfl_end(session);
+        session = session_open();
+        m = session ? dwfl_addrmodule(session, addr) : NULL;
+    }
+    return m;
+}
+
+static char *demangled(const char *name)
+{
+    int status = -1;
+    char *d = NULL;
+    if (__cxa_demangle && name[0] == '_' && name[1] == 'Z')
+        d = __cxa_demangle(name, NULL, NULL, &status);
+    if (d && status == 0)
+        return d;
+    free(d);
+    return strdup(name);
+}
+
+/* The innermost function containing addr per DWARF: an inlined callee
+ * when the compiler inlined one here, so that name and line agree. */
+static char *inlined_function(Dwfl_Module *m, uint64_t addr)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(m, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    char *name = NULL;
+    if (!cu)
+        return NULL;
+    int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    for (int i = 0; i < n; i++) {
+        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+            break;  /* not inlined: the ELF symbol says it better (qualified C++ names) */
+        if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+            Dwarf_Attribute attr;
+            const char *s = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
+            if (s)
+                name = strdup(s);
+            break;
+        }
+    }
+    free(scopes);
+    return name;
+}
+
+static char *function_name(Dwfl_Module *m, uint64_t addr)
+{
+    char *name = inlined_function(m, addr);
+    if (name)
+        return name;
+    const char *sym = dwfl_module_addrname(m, addr);
+    if (sym)
+        return demangled(sym);
+    return NULL;
+}
+
+static void source_line(Dwfl_Module *m, uint64_t addr, prof_frame *out)
+{
+    Dwfl_Line *line = dwfl_module_getsrc(m, addr);
+    int lineno = 0;
+    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (file) {
+        const char *slash = strrchr(file, '/');
+        out->file = strdup(slash ? slash + 1 : file);
+        out->line = lineno > 0 ? (uint32_t)lineno : 0;
+    }
+}
+
+static char *module_path(Dwfl_Module *m)
+{
+    const char *path = NULL;
+    dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, &path, NULL);
+    return strdup(path ? path : "");
+}
+
+void native_symbolize(frame_key f, int leaf, prof_frame *out)
+{
+    /* A caller's frame holds a return address: its call is the byte before. */
+    uint64_t addr = leaf ? f.id : f.id - 1;
+    char text[160];
+
+    out->pc = f.id;
+    pthread_mutex_lock(&symbols_lock);
+    Dwfl_Module *m = module_of(addr);
+    if (m) {
+        out->function = function_name(m, addr);
+        source_line(m, addr, out);
+        out->module = module_path(m);
+    }
+    pthread_mutex_unlock(&symbols_lock);
+    if (!out->function) {
+        snprintf(text, sizeof(text), "[0x%" PRIx64 "]", f.id);
+        out->function = strdup(text);
+    }
+    if (!out->file)
+        out->file = strdup("");
+    if (!out->module)
+        out->module = strdup("");
+    text[0] = '\0';
+    if (leaf)
+        decode_format(f.id, 0, text, sizeof(text));
+    out->instruction = strdup(text);
+}
