@@ -92,14 +92,17 @@ static int parse_args(int argc, char **argv, run_args *a)
 
 static int absolute_dir(run_args *a)
 {
-    char cwd[PATH_MAX], abs[PATH_MAX + 8];
+    char cwd[PATH_MAX];
     if (a->dir[0] == '/')
         return 0;
     if (!getcwd(cwd, sizeof(cwd)))
         return -1;
-    if (snprintf(abs, sizeof(abs), "%s/%s", cwd, a->dir) >= (int)sizeof(a->dir))
+    size_t lc = strlen(cwd), ld = strlen(a->dir);
+    if (lc + 1 + ld >= sizeof(a->dir))
         return -1;
-    snprintf(a->dir, sizeof(a->dir), "%s", abs);
+    memmove(a->dir + lc + 1, a->dir, ld + 1);
+    memcpy(a->dir, cwd, lc);
+    a->dir[lc] = '/';
     return 0;
 }
 
@@ -116,7 +119,10 @@ static int find_library(char *out, size_t len)
     if (!slash)
         return -1;
     *slash = '\0';
-    snprintf(out, len, "%s/../lib/libwasp.so", exe);
+    if ((size_t)(slash - exe) + sizeof("/../lib/libwasp.so") > len)
+        return -1;
+    memcpy(out, exe, (size_t)(slash - exe));
+    memcpy(out + (slash - exe), "/../lib/libwasp.so", sizeof("/../lib/libwasp.so"));
     return stat(out, &st) == 0 ? 0 : -1;
 }
 

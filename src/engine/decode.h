@@ -29,6 +29,30 @@ int decode_init(void);
 enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end,
                                       const ucontext_t *uc, mem_access *out);
 
+/* The cached answer of decode_access_before for rip, when there is one:
+ * returns 1 and sets *reason (and *out), or 0 when the caller must find the
+ * function bounds and call decode_access_before. Saves the bounds lookup,
+ * the costliest step, on every sample or trap at a pc seen before. */
+int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *out,
+                                enum drop_reason *reason);
+
+/*
+ * The access a timer sample at rip stands for: the nearest access of the
+ * wanted kind (ACCESS_STORE: any store; ACCESS_LOAD: a pure load) in the
+ * straight-line code that ran up to rip, whose address registers nothing
+ * after it overwrote. Looking back over the run, not just one instruction,
+ * is what makes software sampling yield: in vectorized or arithmetic-heavy
+ * loops the instruction just before a sample is rarely the access itself.
+ * The run starts after the last call/ret/jmp and at the last direct branch
+ * target before rip; at most 32 instructions, 255 bytes. Cached per rip.
+ */
+enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, uint8_t want,
+                                       const ucontext_t *uc, mem_access *out);
+
+/* Cached answer of decode_access_sampled: 1 with *reason set, or 0. */
+int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *uc, mem_access *out,
+                                 enum drop_reason *reason);
+
 /* The access the instruction AT rip is about to make (pre-access registers). */
 enum drop_reason decode_access_at(uint64_t rip, const ucontext_t *uc, mem_access *out);
 

@@ -16,6 +16,7 @@
 #include "access.h"
 #include "decode.h"
 #include "detect.h"
+#include "locate.h"
 #include "perf.h"
 
 static struct sigaction previous_action;
@@ -95,7 +96,8 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     uint32_t wlen;
 
     t->stats[STAT_SAMPLES]++;
-    enum drop_reason r = active_sampler->take(t, si, uc, frontend, &a, &before_run);
+    uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
+    enum drop_reason r = active_sampler->take(t, si, uc, frontend, want, &a, &before_run);
     if (r == DROP_NONE && !wants_kind(a.kind))
         r = DROP_WRONG_KIND;
     if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
@@ -146,15 +148,6 @@ static void absorb_own_trap(thread_state *t, int i)
         watch_release(&t->watch, i);
 }
 
-static enum drop_reason trap_access(const ucontext_t *uc, mem_access *a)
-{
-    code_bounds b;
-    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    if (frontend->bounds(uc, &b) < 0 || !(b.start < rip && rip <= b.end))
-        return DROP_NO_BOUNDARY;
-    return decode_access_before(rip, b.start, b.end, uc, a);
-}
-
 static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
 {
     mem_access a;
@@ -167,7 +160,7 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
     /* Asynchronous means SIGTRAP was blocked when the access happened: the
      * context we see is not the accessing instruction's. */
     if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC))
-        r = trap_access(uc, &a);
+        r = locate_access_before(frontend, uc, &a);
     if (r == DROP_NONE && !overlaps(a.addr, a.size, s->addr, s->len))
         r = DROP_SPURIOUS_TRAP;
     if (r != DROP_NONE) {
@@ -222,7 +215,7 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
         pass_on(sig, si, ctx);
         return;
     }
-    if (t->closing)
+    if (t->closing || opts.empty_handler)
         return;
     int saved_errno = errno;
     t->in_handler = 1;

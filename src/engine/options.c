@@ -105,6 +105,11 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         snprintf(err, errlen, "bad dir '%s' — give a writable directory path", val);
         return -1;
     }
+    if (strcmp(key, "empty-handler") == 0) {
+        /* Lets bench/ measure signal delivery alone: handler cost = full - empty. */
+        o->empty_handler = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
+        return 0;
+    }
     snprintf(err, errlen, "unknown option '%s' — known: mode, interval, slots, fp-tolerance, dir", key);
     return -1;
 }

@@ -23,6 +23,7 @@ typedef struct wasp_options {
     int slots;              /* debug registers used per thread, 1..4 */
     double fp_tolerance;    /* relative tolerance for approximate FP equality */
     char dir[512];          /* run directory; the process writes into dir/<pid>/ */
+    int empty_handler;      /* benchmarks only: signals are taken and ignored */
 } wasp_options;
 
 void options_defaults(wasp_options *o);

@@ -22,11 +22,11 @@ typedef struct sampler {
     /* Normal context, in the thread itself. Returns 0, or -1 with a message. */
     int (*thread_start)(thread_state *t, const wasp_options *o, char *err, size_t errlen);
     void (*thread_stop)(thread_state *t);
-    /* Signal context. The access this sample stands for; *before_run is set
-     * when the access has not executed yet (the watch must absorb its own
-     * first trap). */
+    /* Signal context. The access of the wanted kind (ACCESS_STORE or
+     * ACCESS_LOAD) this sample stands for; *before_run is set when the
+     * access has not executed yet (the watch must absorb its own first trap). */
     enum drop_reason (*take)(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
-                             const engine_frontend *fe, mem_access *out, int *before_run);
+                             const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run);
 } sampler;
 
 extern const sampler sampler_software;

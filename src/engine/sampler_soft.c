@@ -3,10 +3,11 @@
  *
  * A per-thread task-clock event interrupts the thread every `interval` of its
  * CPU time. The sample lands right after the instruction that just retired
- * in nearly every case (DESIGN.md: 98-99.9%), so we decode the instruction
- * that ends at the interrupted pc, from the function start the front end
- * knows. Without a known start we fall back to the instruction at the pc,
- * which has not run yet.
+ * in nearly every case (DESIGN.md: 98-99.9%). We decode forward from the
+ * function start the front end knows and take the nearest access of the
+ * wanted kind in the straight-line code that just ran (decode.h). Without a
+ * known start we fall back to the instruction at the pc, which has not run
+ * yet.
  */
 #include "sampler.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "decode.h"
+#include "locate.h"
 #include "perf.h"
 
 static int soft_thread_start(thread_state *t, const wasp_options *o, char *err, size_t errlen)
@@ -38,17 +40,17 @@ static void soft_thread_stop(thread_state *t)
 }
 
 static enum drop_reason soft_take(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
-                                  const engine_frontend *fe, mem_access *out, int *before_run)
+                                  const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run)
 {
-    code_bounds b;
-    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     (void)t;
     (void)si;
     *before_run = 0;
-    if (fe->bounds(uc, &b) == 0 && b.start < rip && rip <= b.end)
-        return decode_access_before(rip, b.start, b.end, uc, out);
+    enum drop_reason r = locate_sampled_access(fe, uc, want, out);
+    if (r != DROP_NO_BOUNDARY)
+        return r;
+    /* No boundary known: the instruction at the pc, which has not run yet. */
     *before_run = 1;
-    return decode_access_at(rip, uc, out);
+    return decode_access_at((uint64_t)uc->uc_mcontext.gregs[REG_RIP], uc, out);
 }
 
 const sampler sampler_software = {

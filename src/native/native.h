@@ -8,6 +8,9 @@
 
 extern const engine_frontend native_frontend;
 
+/* unwind.c: once, before the first thread is profiled. */
+void native_unwind_init(void);
+
 /* symbols.c: names a native frame (normal context). */
 void native_symbolize(frame_key f, int leaf, prof_frame *out);
 

@@ -74,6 +74,7 @@ __attribute__((constructor)) static void preload_start(void)
 
     if (!text)
         return;
+    native_unwind_init();
     options_defaults(&o);
     if (options_parse(text, &o, err, sizeof(err)) < 0 ||
         engine_init(&o, &native_frontend, err, sizeof(err)) < 0) {

@@ -30,20 +30,32 @@ static int native_bounds(const ucontext_t *uc, code_bounds *out)
     return 0;
 }
 
+/* unw_backtrace walks from here, through the signal frame, using
+ * libunwind's per-thread trace cache: no signal masking per step (the
+ * cursor API costs ~10 rt_sigprocmask calls per walk, measured). The
+ * interrupted frame is the one whose address is the interrupted pc. */
 static int native_walk(const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max)
 {
-    unw_cursor_t c;
-    int n = 0;
-    if (init_cursor(&c, uc) < 0 || max < 1)
+    void *buf[ENGINE_MAX_FRAMES + 8];
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    int n = unw_backtrace(buf, ENGINE_MAX_FRAMES + 8), i, k = 0;
+    for (i = 0; i < n && (uint64_t)buf[i] != rip; i++)
+        ;
+    if (i == n || max < 1)
         return -1;
-    out[n++] = (frame_key){ .id = leaf_pc };
-    while (n < max && unw_step(&c) > 0) {
-        unw_word_t ip;
-        if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
-            break;
-        out[n++] = (frame_key){ .id = ip };
-    }
-    return n;
+    out[k++] = (frame_key){ .id = leaf_pc };
+    for (i++; i < n && k < max; i++)
+        out[k++] = (frame_key){ .id = (uint64_t)buf[i] };
+    return k;
+}
+
+/* The global cache guards itself by masking signals: two rt_sigprocmask
+ * calls per lookup, ~10 per event, measured. A per-thread cache needs no
+ * lock; libunwind is loaded at start-up with the preloaded library, so its
+ * thread-local cache is static TLS, safe to touch in a handler. */
+void native_unwind_init(void)
+{
+    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
 const engine_frontend native_frontend = {

@@ -421,6 +421,83 @@ TEST(before_sweep_limit)
     CHECK_EQ_U(decode_access_before(f + 70 * 1024, f, f + n, &uc, &a), DROP_NO_BOUNDARY);
 }
 
+/* A loop: the head (offset 0) is a branch target, so the straight-line run
+ * a sample looks back over starts there. */
+static const uint8_t sampled_loop[] = {
+    0x48, 0x83, 0xc1, 0x01, /* 0:  add $1,%rcx          loop head */
+    0x48, 0x89, 0x02,       /* 4:  mov %rax,(%rdx)      store via rdx */
+    0x8b, 0x1e,             /* 7:  mov (%rsi),%ebx      load via rsi */
+    0x48, 0x83, 0xc6, 0x04, /* 9:  add $4,%rsi          clobbers rsi */
+    0x48, 0xff, 0xc7,       /* 13: inc %rdi */
+    0x75, 0xee,             /* 16: jne 0 */
+    0xc3,                   /* 18: ret */
+};
+
+static enum drop_reason sampled_at(uint64_t f, size_t n, unsigned off, uint8_t want, mem_access *a)
+{
+    ucontext_t uc = uc_from_regs();
+    return decode_access_sampled(f + off, f, f + n, want, &uc, a);
+}
+
+TEST(sampled_looks_back_along_straight_line_code)
+{
+    uint8_t *p = map_code(sampled_loop, sizeof sampled_loop);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    uint64_t f = (uint64_t)p;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x1000;
+    regs[REG_RSI] = 0x2000;
+    static const unsigned after_store[] = { 7, 9, 13, 16, 18 };
+    for (unsigned i = 0; i < sizeof after_store / sizeof after_store[0]; i++) {
+        CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, after_store[i], ACCESS_STORE, &a), DROP_NONE);
+        CHECK_EQ_U(a.pc, f + 4);
+        check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
+    }
+    /* Before the store in the run that starts at the loop head: nothing. */
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 4, ACCESS_STORE, &a), DROP_NOT_MEMORY);
+    /* The load, while its address register still holds its address. */
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 9, ACCESS_LOAD, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 7);
+    check_access(&a, 0x2000, 4, ACCESS_LOAD, ACCESS_INT);
+    /* After "add $4,%rsi" its address is gone, and a store is no load. */
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 13, ACCESS_LOAD, &a), DROP_NOT_MEMORY);
+    /* Cached answers agree. */
+    ucontext_t uc = uc_from_regs();
+    enum drop_reason r;
+    CHECK(decode_access_sampled_cached(f + 13, ACCESS_STORE, &uc, &a, &r) == 1);
+    CHECK_EQ_U(r, DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 4);
+    CHECK(decode_access_sampled_cached(f + 13, ACCESS_LOAD, &uc, &a, &r) == 1);
+    CHECK_EQ_U(r, DROP_NOT_MEMORY);
+    CHECK(decode_access_sampled_cached(f + 11, ACCESS_STORE, &uc, &a, &r) == 0);
+}
+
+TEST(sampled_stops_at_calls)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,             /* 0: mov %rax,(%rdx) */
+        0xe8, 0x00, 0x00, 0x00, 0x00, /* 3: call 8 */
+        0x48, 0x83, 0xc1, 0x01,       /* 8: add $1,%rcx */
+        0xc3,                         /* 12: ret */
+    };
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 3, ACCESS_STORE, &a), DROP_NONE);
+    CHECK_EQ_U(a.addr, 0x3000);
+    /* A callee may have changed %rdx: the store is out of reach. */
+    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 12, ACCESS_STORE, &a), DROP_NOT_MEMORY);
+    /* Right after the call: what ran before rip was the callee's ret. */
+    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 8, ACCESS_STORE, &a), DROP_BRANCH_TARGET);
+}
+
 TEST(format_text)
 {
     uint8_t *p = map_code(loop_fn, sizeof loop_fn);
@@ -468,6 +545,8 @@ int main(void)
     RUN(before_uses_cache);
     RUN(before_forward_branch);
     RUN(before_decode_failure);
+    RUN(sampled_looks_back_along_straight_line_code);
+    RUN(sampled_stops_at_calls);
     RUN(before_sweep_limit);
     RUN(format_text);
     return HARNESS_EXIT();

@@ -1,0 +1,38 @@
+/*
+ * locate.c - from an interrupted pc to the access that just retired.
+ *
+ * Signal context. Both samples and data-breakpoint traps land right after
+ * the accessing instruction; the bounds lookup (an unwind-table search) is
+ * the expensive step, so it is skipped whenever the decode cache already
+ * knows the pc.
+ */
+#include "locate.h"
+
+#include "decode.h"
+
+enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc, mem_access *out)
+{
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    enum drop_reason r;
+    code_bounds b;
+
+    if (decode_access_before_cached(rip, uc, out, &r))
+        return r;
+    if (fe->bounds(uc, &b) < 0 || !(b.start < rip && rip <= b.end))
+        return DROP_NO_BOUNDARY;
+    return decode_access_before(rip, b.start, b.end, uc, out);
+}
+
+enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext_t *uc, uint8_t want,
+                                       mem_access *out)
+{
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    enum drop_reason r;
+    code_bounds b;
+
+    if (decode_access_sampled_cached(rip, want, uc, out, &r))
+        return r;
+    if (fe->bounds(uc, &b) < 0 || !(b.start < rip && rip <= b.end))
+        return DROP_NO_BOUNDARY;
+    return decode_access_sampled(rip, b.start, b.end, want, uc, out);
+}

@@ -1,0 +1,22 @@
+/*
+ * locate.h - the memory access that ended at the interrupted pc.
+ */
+#ifndef WASP_LOCATE_H
+#define WASP_LOCATE_H
+
+#include <ucontext.h>
+#include "access.h"
+#include "drops.h"
+#include "engine.h"
+
+/* Signal context. Decodes the instruction that ends at the pc of uc, using
+ * the decode cache first and the front end's code bounds only on a miss.
+ * Returns DROP_NO_BOUNDARY when the front end knows no bounds for the pc. */
+enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc, mem_access *out);
+
+/* Signal context. The access a timer sample stands for (decode_access_sampled),
+ * cache first, bounds only on a miss. */
+enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext_t *uc, uint8_t want,
+                                       mem_access *out);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * fp_approx.c - planted approximately-silent floating-point stores (wasp e2e).
+ *
+ * Plants: update() rewrites a double array every round with the one store
+ * instruction at the line marked "PLANT: fp-approx". Odd elements get
+ * 1 + 1e-9 * round: a new value each round, but within a relative 1e-9 of the
+ * old one (approximately silent under the default 1% tolerance, never
+ * precisely silent). Even elements get +1e6 and -1e6 in alternate rounds (a
+ * relative change of 2: neither silent nor approximately silent).
+ *
+ * Analytic program fractions (silent-store mode): fraction 0% (no store
+ * writes the value that was there), approx_fraction 50% (half the elements,
+ * and so half of the time-weighted samples of the single store instruction,
+ * are approximately silent). C1 = C2 = update at the PLANT line. Odd and
+ * even elements take the same branch-free path through the loop, so that
+ * neither kind is over-represented in the time-weighted samples.
+ *
+ * Usage: fp_approx [SCALE]   (SCALE multiplies the number of rounds)
+ */
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 2048
+
+static uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof(u));
+    return u;
+}
+
+#define BLOCK 64
+
+__attribute__((noinline)) void update(double *a, long n, long r)
+{
+    double far = (r & 1) ? 1e6 : -1e6;     /* even blocks */
+    double near = 1.0 + 1e-9 * (double)r;  /* odd blocks */
+    /* Blocks of 64 elements rather than odd/even elements, so that the hot
+     * inner loop is only the store, an add and a compare-and-branch, with the
+     * value already in an SSE register (the store is an FP store, movsd):
+     * nothing in it depends on which kind of block it writes. */
+    for (long b = 0; b < n; b += BLOCK) {
+        double d = (b / BLOCK) & 1 ? near : far;
+        double *p = a + b;
+        for (long j = 0; j < BLOCK; j++)
+            p[j] = d; /* PLANT: fp-approx */
+    }
+}
+
+int main(int argc, char **argv)
+{
+    double scale = argc > 1 ? atof(argv[1]) : 1.0;
+    long rounds = (long)(1000000 * scale);
+    double *a = calloc(N, sizeof(double));
+    double sum = 0;
+    if (!a)
+        return 1;
+    for (long r = 0; r < rounds; r++)
+        update(a, N, r);
+    for (long i = 0; i < N; i++)
+        sum += a[i];
+    printf("fp_approx: %ld rounds, checksum %.6f\n", rounds, sum);
+    free(a);
+    return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * test_options.c - the option language shared by WASP_OPTIONS and the agent.
+ */
+#include "harness.h"
+#include "options.h"
+
+TEST(defaults_then_overrides)
+{
+    wasp_options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK(o.mode == MODE_SILENT_STORE);
+    CHECK_EQ_U(o.interval_ns, OPTIONS_DEFAULT_INTERVAL_NS);
+    CHECK(options_parse("mode=dead-store,interval=250us,slots=2,fp-tolerance=0.05,dir=/tmp/x", &o, err, sizeof(err)) == 0);
+    CHECK(o.mode == MODE_DEAD_STORE);
+    CHECK_EQ_U(o.interval_ns, 250000);
+    CHECK_EQ_U(o.slots, 2);
+    CHECK(o.fp_tolerance > 0.049 && o.fp_tolerance < 0.051);
+    CHECK_STR(o.dir, "/tmp/x");
+}
+
+TEST(durations_take_units)
+{
+    uint64_t ns;
+    CHECK(options_parse_duration("5ms", &ns) == 0 && ns == 5000000);
+    CHECK(options_parse_duration("1.5ms", &ns) == 0 && ns == 1500000);
+    CHECK(options_parse_duration("1s", &ns) == 0 && ns == 1000000000);
+    CHECK(options_parse_duration("700", &ns) == 0 && ns == 700);
+    CHECK(options_parse_duration("5 ms", &ns) < 0);
+    CHECK(options_parse_duration("-1ms", &ns) < 0);
+    CHECK(options_parse_duration("ms", &ns) < 0);
+    CHECK(options_parse_duration("3h", &ns) < 0);
+}
+
+static void check_rejected(const char *text, const char *needle)
+{
+    wasp_options o;
+    char err[256] = "";
+    options_defaults(&o);
+    CHECK(options_parse(text, &o, err, sizeof(err)) < 0);
+    if (!strstr(err, needle))
+        fprintf(stderr, "  message for '%s' lacks '%s': %s\n", text, needle, err);
+    CHECK(strstr(err, needle) != NULL);
+}
+
+TEST(bad_input_is_named_in_the_message)
+{
+    check_rejected("mode=fast", "unknown mode 'fast'");
+    check_rejected("interval=5", "bad interval '5'");       /* 5 ns: below the 10us floor */
+    check_rejected("interval=soon", "bad interval 'soon'");
+    check_rejected("slots=5", "bad slots '5'");
+    check_rejected("slots=", "bad slots ''");
+    check_rejected("fp-tolerance=2", "bad fp-tolerance '2'");
+    check_rejected("colour=red", "unknown option 'colour'");
+    check_rejected("mode", "has no value");
+}
+
+int main(void)
+{
+    RUN(defaults_then_overrides);
+    RUN(durations_take_units);
+    RUN(bad_input_is_named_in_the_message);
+    return HARNESS_EXIT();
+}

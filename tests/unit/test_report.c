@@ -1,0 +1,354 @@
+/*
+ * test_report.c - `wasp report` end to end on hand-built profiles: merging
+ * of symbolically equal contexts across threads and processes, Eq. 1/2
+ * fractions, pair order, --top/--pid/-o/--format, and every error exit.
+ */
+#include "harness.h"
+#include "profile.h"
+#include "report.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmpdir[256];
+static char errtext[8192];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *b = buf[next++ & 7];
+    snprintf(b, sizeof buf[0], "%s/%s", tmpdir, name);
+    return b;
+}
+
+static char *get_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Runs report_main with the given arguments (NULL-terminated), capturing
+ * what it writes to stderr in errtext. */
+static int run_report(const char *first, ...)
+{
+    char *argv[16];
+    int argc = 0;
+    va_list ap;
+    argv[argc++] = "report";
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 15; a = va_arg(ap, const char *))
+        argv[argc++] = (char *)a;
+    va_end(ap);
+    argv[argc] = NULL;
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(tmp_path("stderr.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 2);
+    close(fd);
+    int rc = report_main(argc, argv);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    char *e = get_file(tmp_path("stderr.txt"));
+    snprintf(errtext, sizeof errtext, "%s", e ? e : "");
+    return rc;
+}
+
+/* ---- building profiles ---- */
+
+/* Symbolic contexts: leaf frame (function, line, instruction) over main. */
+typedef struct sym_ctx { const char *function; uint32_t line; const char *instruction; } sym_ctx;
+
+static const sym_ctx A = { "write_round", 12, "movq %rax,(%rdx)" };
+static const sym_ctx B = { "write_round", 14, "movq %rcx,(%rdx)" };
+static const sym_ctx C = { "copy_loop", 40, "movb %al,(%rsi)" };
+static const sym_ctx D = { "reader", 50, "movq (%rdi),%rax" };
+static const sym_ctx E = { "write_round", 12, "movl %eax,(%rdx)" };  /* A but another instruction */
+static const sym_ctx F = { "fill", 60, "movw %ax,(%rbx)" };
+static const sym_ctx H = { "sum", 70, "movsd %xmm0,(%r8)" };
+
+typedef struct sym_pair { const sym_ctx *watch, *trap; uint64_t count, bytes, wasteful, approx; } sym_pair;
+
+/* Writes a profile whose contexts are laid out in the order given, frames
+ * placed at pc_base-dependent addresses, so equal symbols differ in pcs and
+ * in table indices between threads. */
+static void write_profile(const char *path, const char *mode, int64_t pid, int64_t tid,
+                          uint64_t pc_base, const sym_pair *pairs, size_t npairs)
+{
+    prof_frame frames[32];
+    prof_context ctxs[16];
+    uint32_t ids[16][2];
+    prof_pair out[8];
+    size_t nf = 0, nc = 0;
+    const sym_ctx *seen[16];
+    frames[nf++] = (prof_frame){ "main", "x.c", 99, "/bin/x", pc_base + 1, "" };
+    for (size_t i = 0; i < npairs; i++) {
+        const sym_ctx *two[2] = { pairs[i].watch, pairs[i].trap };
+        uint32_t idx[2];
+        for (int k = 0; k < 2; k++) {
+            size_t j = 0;
+            while (j < nc && seen[j] != two[k]) j++;
+            if (j == nc) {
+                frames[nf] = (prof_frame){ (char *)two[k]->function, "x.c", two[k]->line,
+                                           "/bin/x", pc_base + 16 * nf,
+                                           (char *)two[k]->instruction };
+                ids[nc][0] = (uint32_t)nf++;
+                ids[nc][1] = 0;
+                ctxs[nc] = (prof_context){ 2, ids[nc] };
+                seen[nc++] = two[k];
+            }
+            idx[k] = (uint32_t)j;
+        }
+        out[i] = (prof_pair){ idx[0], idx[1], pairs[i].count, pairs[i].bytes,
+                              pairs[i].wasteful, pairs[i].approx };
+    }
+    prof_stat stats[] = { { "samples", 10 }, { "traps", 5 }, { "armed", 7 },
+                          { "sample_ns", 1000000 }, { "trap_ns", 500000 },
+                          { "drop.not_memory", 1 }, { "drop.decode_failed", 0 } };
+    profile p = { 0 };
+    snprintf(p.mode, sizeof p.mode, "%s", mode);
+    strcpy(p.sampler, "software");
+    p.pid = pid;
+    p.tid = tid;
+    p.thread_name = "";
+    p.command = "./x";
+    p.interval = 1000000;
+    p.fp_tolerance = 0.001;
+    p.stats = stats; p.nstats = sizeof stats / sizeof stats[0];
+    p.frames = frames; p.nframes = nf;
+    p.contexts = ctxs; p.ncontexts = nc;
+    p.pairs = out; p.npairs = npairs;
+    char err[512];
+    if (profile_write(&p, path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+}
+
+static const char *run_dir;
+
+/* Run: pid 100 with threads 100 and 101, pid 200 with thread 200.
+ * Totals: bytes 570, wasteful 110, approx 60. */
+static void build_run(void)
+{
+    static const sym_pair t100[] = { { &A, &B, 5, 100, 40, 10 } };
+    static const sym_pair t101[] = { { &C, &C, 1, 40, 30, 0 }, { &A, &B, 3, 60, 20, 0 } };
+    static const sym_pair t200[] = { { &H, &H, 1, 20, 0, 0 }, { &E, &B, 4, 100, 0, 0 },
+                                     { &F, &F, 1, 50, 10, 0 }, { &D, &A, 2, 200, 10, 50 } };
+    run_dir = strdup(tmp_path("run"));
+    mkdir(run_dir, 0755);
+    mkdir(tmp_path("run/100"), 0755);
+    mkdir(tmp_path("run/200"), 0755);
+    write_profile(tmp_path("run/100/100.wasp"), "silent-store", 100, 100, 0x1000, t100, 1);
+    write_profile(tmp_path("run/100/101.wasp"), "silent-store", 100, 101, 0x9000, t101, 2);
+    write_profile(tmp_path("run/200/200.wasp"), "silent-store", 200, 200, 0x5000, t200, 4);
+}
+
+/* ---- reading the JSON ---- */
+
+static double number_after(const char *doc, const char *key)
+{
+    const char *at = doc ? strstr(doc, key) : NULL;
+    return at ? strtod(at + strlen(key), NULL) : -1;
+}
+
+static int count_of(const char *doc, const char *needle)
+{
+    int n = 0;
+    for (const char *p = doc; p && (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+static const char *watch_of(const char *doc, const sym_ctx *c)
+{
+    char needle[128];
+    snprintf(needle, sizeof needle, "\"watch\": {\"instruction\": \"%s\"", c->instruction);
+    return strstr(doc, needle);
+}
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-12)
+
+TEST(merges_threads_and_processes)
+{
+    const char *out = tmp_path("all.json");
+    CHECK_EQ_U(run_report(run_dir, "--format", "json", "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc != NULL);
+    if (!doc) return;
+    CHECK(strncmp(doc, "{\"mode\": \"silent-store\"", 23) == 0);
+    CHECK(strstr(doc, "\"processes\": 2, \"threads\": 3") != NULL);
+    CHECK(NEAR(number_after(doc, "\"totals\": {\"fraction\": "), 110.0 / 570));
+    CHECK(NEAR(number_after(doc, "\"approx_fraction\": "), 60.0 / 570));
+    CHECK(strstr(doc, "\"bytes\": 570, \"wasteful_bytes\": 110") != NULL);
+    CHECK(strstr(doc, "\"samples\": 30") != NULL);
+    CHECK(strstr(doc, "\"traps\": 15") != NULL);
+    CHECK(strstr(doc, "\"drops\": {\"decode_failed\": 0, \"not_memory\": 3}") != NULL);
+    /* A->B from threads 100 and 101 (different pcs and indices) is one pair;
+     * E (A's frames, other instruction) is not merged into A. */
+    CHECK(strstr(doc, "\"pairs_total\": 6") != NULL);
+    const char *ab = watch_of(doc, &A);
+    CHECK(ab != NULL && count_of(doc, "\"watch\": {\"instruction\": \"movq %rax,(%rdx)\"") == 1);
+    const char *pair0 = strstr(doc, "\"pairs\": [");
+    CHECK(NEAR(number_after(pair0, "{\"fraction\": "), 60.0 / 570));
+    CHECK(strstr(doc, "\"bytes\": 160, \"wasteful_bytes\": 60, \"approx_bytes\": 10, \"count\": 8")
+          != NULL);
+    CHECK(strstr(doc, "\"frames\": [{\"function\": \"write_round\", \"file\": \"x.c\", \"line\": 12, "
+                      "\"module\": \"/bin/x\"}, {\"function\": \"main\"") != NULL);
+    /* order: fraction, then approx fraction (D before F), then bytes (E before H) */
+    const sym_ctx *order[] = { &A, &C, &D, &F, &E, &H };
+    for (int i = 0; i + 1 < 6; i++) {
+        const char *x = watch_of(doc, order[i]), *y = watch_of(doc, order[i + 1]);
+        CHECK(x != NULL && y != NULL && x < y);
+    }
+}
+
+TEST(top_and_pid_select)
+{
+    const char *out = tmp_path("top.json");
+    CHECK_EQ_U(run_report("--top", "2", run_dir, "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && count_of(doc, "\"watch\":") == 2 && strstr(doc, "\"pairs_total\": 6"));
+    CHECK_EQ_U(run_report(run_dir, "--pid=200", "--format=json", "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"processes\": 1, \"threads\": 1"));
+    CHECK(doc && strstr(doc, "\"pairs_total\": 4") && count_of(doc, "\"watch\":") == 4);
+    /* fractions are relative to the selected bytes only: 20/370 */
+    CHECK(NEAR(number_after(doc, "\"totals\": {\"fraction\": "), 20.0 / 370));
+    CHECK_EQ_U(run_report(run_dir, "--pid", "999", "-o", out, NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR no profiles of pid 999") != NULL);
+}
+
+TEST(accepts_pid_dir_and_single_file)
+{
+    const char *out = tmp_path("one.json");
+    CHECK_EQ_U(run_report(tmp_path("run/100"), "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"threads\": 2") && strstr(doc, "\"pairs_total\": 2"));
+    CHECK_EQ_U(run_report(tmp_path("run/200/200.wasp"), "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"threads\": 1") && strstr(doc, "\"pairs_total\": 4"));
+}
+
+TEST(text_report)
+{
+    const char *out = tmp_path("report.txt");
+    CHECK_EQ_U(run_report(run_dir, "-o", out, "--top", "3", NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc != NULL);
+    if (!doc) return;
+    CHECK(strstr(doc, "wasp report: silent-store") != NULL);
+    CHECK(strstr(doc, "19.30% precisely silent, 10.53% approximately silent") != NULL);
+    CHECK(strstr(doc, "threads:        3 in 2 processes") != NULL);
+    CHECK(strstr(doc, "handler time:   4.500 ms") != NULL);
+    CHECK(strstr(doc, "drops:          not_memory 3\n") != NULL);
+    CHECK(strstr(doc, "time-weighted") != NULL);
+    CHECK(strstr(doc, "Top 3 of 6 pairs") != NULL);
+    CHECK(strstr(doc, "#1   10.53%  approx   1.75%  bytes 160  count 8\n"
+                      "  watch (C1):\n"
+                      "    write_round (x.c:12)    movq %rax,(%rdx)\n"
+                      "    main (x.c:99)\n"
+                      "  rewritten silently by (trap, C2):\n"
+                      "    write_round (x.c:14)    movq %rcx,(%rdx)\n") != NULL);
+    CHECK(strstr(doc, "#3 ") != NULL && strstr(doc, "#4 ") == NULL);
+}
+
+TEST(output_is_atomic_and_format_follows_extension)
+{
+    const char *out = tmp_path("auto.json");
+    CHECK_EQ_U(run_report(run_dir, "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && doc[0] == '{');
+    out = tmp_path("auto.txt");
+    CHECK_EQ_U(run_report(run_dir, "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(doc && strncmp(doc, "wasp report", 11) == 0);
+    CHECK_EQ_U(run_report(run_dir, "-o", tmp_path("no/such/dir/x.json"), NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR ") != NULL);
+}
+
+TEST(json_escapes_strings)
+{
+    static const sym_ctx W = { "we\"ird\\<name>\t\x01 \xff \xc3\xa9", 1, "mov\n" };
+    static const sym_pair p[] = { { &W, &W, 1, 8, 8, 0 } };
+    mkdir(tmp_path("esc"), 0755);
+    write_profile(tmp_path("esc/1.wasp"), "dead-store", 1, 1, 0, p, 1);
+    const char *out = tmp_path("esc.json");
+    CHECK_EQ_U(run_report(tmp_path("esc"), "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"function\": \"we\\\"ird\\\\\\u003cname>\\u0009\\u0001 \\ufffd "
+                             "\xc3\xa9\"") != NULL);
+    CHECK(doc && strstr(doc, "\"instruction\": \"mov\\u000a\"") != NULL);
+    CHECK(doc && strstr(doc, "\"approx_fraction\": 0,") != NULL);
+}
+
+TEST(error_exits)
+{
+    CHECK_EQ_U(run_report(tmp_path("nonexistent"), NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR ") && strstr(errtext, "No such file or directory"));
+    mkdir(tmp_path("empty"), 0755);
+    CHECK_EQ_U(run_report(tmp_path("empty"), NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR no profiles in ") && strstr(errtext, "wasp run"));
+    CHECK_EQ_U(run_report(run_dir, "--bogus", NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR unknown option '--bogus'") && strstr(errtext, "usage: "));
+    CHECK_EQ_U(run_report(NULL), 2);
+    CHECK(strstr(errtext, "usage: wasp report DIR") != NULL);
+    CHECK_EQ_U(run_report(run_dir, "--top", "x", NULL), 2);
+    CHECK_EQ_U(run_report(run_dir, "--format", "xml", NULL), 2);
+    CHECK_EQ_U(run_report(run_dir, "--top", NULL), 2);
+    CHECK(strstr(errtext, "--top needs a value") != NULL);
+    CHECK_EQ_U(run_report(run_dir, run_dir, NULL), 2);
+}
+
+TEST(rejects_damaged_and_mixed)
+{
+    static const sym_pair p[] = { { &A, &B, 1, 8, 8, 0 } };
+    mkdir(tmp_path("dmg"), 0755);
+    mkdir(tmp_path("dmg/1"), 0755);
+    write_profile(tmp_path("dmg/1/1.wasp"), "silent-store", 1, 1, 0, p, 1);
+    write_profile(tmp_path("dmg/1/2.wasp"), "silent-store", 1, 2, 0, p, 1);
+    FILE *f = fopen(tmp_path("dmg/1/2.wasp"), "r+b");
+    fseek(f, 40, SEEK_SET);
+    fputc('#', f);
+    fclose(f);
+    const char *out = tmp_path("dmg.json");
+    CHECK_EQ_U(run_report(tmp_path("dmg"), "-o", out, NULL), 2);
+    char want[600];
+    snprintf(want, sizeof want, "[wasp] ERROR %s: checksum mismatch\n", tmp_path("dmg/1/2.wasp"));
+    CHECK_STR(errtext, want);
+    CHECK(access(out, F_OK) != 0);
+    write_profile(tmp_path("dmg/1/2.wasp"), "dead-store", 1, 2, 0, p, 1);
+    CHECK_EQ_U(run_report(tmp_path("dmg"), "-o", out, NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR mixed modes: ") && strstr(errtext, "dead-store"));
+    CHECK_EQ_U(run_report(tmp_path("dmg/1/1.wasp"), "-o", out, NULL), 0);
+}
+
+int main(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/wasp-test-report-XXXXXX");
+    if (!mkdtemp(tmpdir)) { perror("mkdtemp"); return 1; }
+    build_run();
+    RUN(merges_threads_and_processes);
+    RUN(top_and_pid_select);
+    RUN(accepts_pid_dir_and_single_file);
+    RUN(text_report);
+    RUN(output_is_atomic_and_format_follows_extension);
+    RUN(json_escapes_strings);
+    RUN(error_exits);
+    RUN(rejects_damaged_and_mixed);
+    free((char *)run_dir);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (getenv("WASP_KEEP_TMP")) fprintf(stderr, "kept %s\n", tmpdir);
+    else if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return HARNESS_EXIT();
+}

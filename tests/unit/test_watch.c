@@ -1,0 +1,111 @@
+/*
+ * test_watch.c - reservoir replacement (paper §5.2) and watch placement.
+ */
+#include <math.h>
+#include "harness.h"
+#include "watch.h"
+
+/* Offers k samples to a set with no traps; returns which sample (0..k-1)
+ * each slot holds at the end, by tagging slots with the sample number. */
+static void offer(watch_set *w, int k, int *holder)
+{
+    for (int s = 0; s < k; s++) {
+        int i = watch_pick(w);
+        if (i >= 0) {
+            w->slot[i].armed = 1;
+            holder[i] = s;
+        }
+    }
+}
+
+/* With one slot and k samples, every sample must survive with probability
+ * 1/k. Chi-square over 20000 trials, k = 10 (9 degrees of freedom): the
+ * 99.9% critical value is 27.9. */
+TEST(reservoir_one_slot_is_uniform)
+{
+    enum { K = 10, TRIALS = 20000 };
+    int counts[K] = { 0 };
+    watch_set w;
+    for (int t = 0; t < TRIALS; t++) {
+        int holder[OPTIONS_MAX_SLOTS] = { -1, -1, -1, -1 };
+        watch_init(&w, 1, 0x1234567ULL + (uint64_t)t * 7919);
+        offer(&w, K, holder);
+        CHECK(holder[0] >= 0 && holder[0] < K);
+        if (holder[0] >= 0)
+            counts[holder[0]]++;
+    }
+    double expected = TRIALS / (double)K, chi2 = 0;
+    for (int i = 0; i < K; i++)
+        chi2 += (counts[i] - expected) * (counts[i] - expected) / expected;
+    CHECK(chi2 < 27.9);
+}
+
+/* With four slots and many samples, each sample's chance to be monitored
+ * must not depend on its age: compare the first and last quarters. */
+TEST(reservoir_four_slots_has_no_temporal_bias)
+{
+    enum { K = 40, TRIALS = 20000 };
+    long kept[K] = { 0 };
+    watch_set w;
+    for (int t = 0; t < TRIALS; t++) {
+        int holder[OPTIONS_MAX_SLOTS] = { -1, -1, -1, -1 };
+        watch_init(&w, 4, 0xABCDEFULL + (uint64_t)t * 104729);
+        offer(&w, K, holder);
+        for (int i = 0; i < 4; i++)
+            if (holder[i] >= 0)
+                kept[holder[i]]++;
+    }
+    long early = 0, late = 0;
+    for (int i = 0; i < K / 4; i++) {
+        early += kept[i];
+        late += kept[K - 1 - i];
+    }
+    /* Both quarters hold ~1/4 of the 4*TRIALS monitored samples. */
+    double ratio = (double)early / (double)late;
+    CHECK(ratio > 0.9 && ratio < 1.1);
+    /* Replace-the-oldest would keep none of the early samples. */
+    CHECK(early > TRIALS / 2);
+}
+
+TEST(free_slot_is_taken_first_and_release_restarts_the_reservoir)
+{
+    watch_set w;
+    watch_init(&w, 2, 42);
+    int a = watch_pick(&w);
+    w.slot[a].armed = 1;
+    int b = watch_pick(&w);
+    CHECK(a != b && b >= 0);
+    w.slot[b].armed = 1;
+    CHECK_EQ_U(w.slot[a].seen, 2);   /* slot a counted the second sample */
+    watch_release(&w, a);
+    CHECK_EQ_U(w.slot[a].seen, 0);
+    CHECK_EQ_U(watch_pick(&w), a);   /* the freed slot takes the next one */
+}
+
+TEST(fit_picks_largest_aligned_block_inside_access)
+{
+    uint64_t a;
+    uint32_t len;
+    CHECK(watch_fit(0x1000, 8, &a, &len) == 0);
+    CHECK_EQ_U(a, 0x1000); CHECK_EQ_U(len, 8);
+    CHECK(watch_fit(0x1004, 4, &a, &len) == 0);
+    CHECK_EQ_U(a, 0x1004); CHECK_EQ_U(len, 4);
+    CHECK(watch_fit(0x1001, 8, &a, &len) == 0);      /* unaligned 8: 4 bytes at 0x1004 */
+    CHECK_EQ_U(a, 0x1004); CHECK_EQ_U(len, 4);
+    CHECK(watch_fit(0x1008, 32, &a, &len) == 0);     /* vector store: first 8 aligned bytes */
+    CHECK_EQ_U(a, 0x1008); CHECK_EQ_U(len, 8);
+    CHECK(watch_fit(0x1003, 1, &a, &len) == 0);
+    CHECK_EQ_U(a, 0x1003); CHECK_EQ_U(len, 1);
+    CHECK(watch_fit(0x1003, 2, &a, &len) == 0);      /* straddles: 1 byte inside */
+    CHECK_EQ_U(len, 1);
+    CHECK(watch_fit(0x1000, 0, &a, &len) < 0);
+}
+
+int main(void)
+{
+    RUN(reservoir_one_slot_is_uniform);
+    RUN(reservoir_four_slots_has_no_temporal_bias);
+    RUN(free_slot_is_taken_first_and_release_restarts_the_reservoir);
+    RUN(fit_picks_largest_aligned_block_inside_access);
+    return HARNESS_EXIT();
+}
