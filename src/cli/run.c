@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "options.h"
+#include "perf.h"
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] [--interval T] " \
                   "[--slots 1-4] [--fp-tolerance F] [-o DIR] -- CMD [ARGS...]"
@@ -161,6 +162,12 @@ int run_main(int argc, char **argv)
     options_defaults(&o);
     if (options_parse(a.options, &o, err, sizeof(err)) < 0)
         return usage_error("%s", err);
+    /* Fail before starting anything: a program that runs unprofiled while
+     * the user waits for a profile is the worst outcome. */
+    if (perf_probe(o.slots, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
+        return 2;
+    }
     if (find_library(lib, sizeof(lib)) < 0) {
         fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
         return 2;

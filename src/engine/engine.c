@@ -142,7 +142,7 @@ static void warn_thread_failure(const char *msg)
 {
     if (__atomic_exchange_n(&engine.warned_thread, 1, __ATOMIC_RELAXED))
         return;
-    fprintf(stderr, "[wasp] ERROR %s\n", msg);
+    fprintf(stderr, "[wasp] ERROR %s; the program runs on unprofiled\n", msg);
 }
 
 static int open_events(thread_state *t, char *err, size_t errlen)
@@ -150,9 +150,9 @@ static int open_events(thread_state *t, char *err, size_t errlen)
     for (int i = 0; i < engine.opts.slots; i++) {
         t->bp_fd[i] = perf_open_breakpoint(t->tid, (uint64_t)t | (uint64_t)i, &t->bp_attr[i]);
         if (t->bp_fd[i] < 0) {
-            snprintf(err, errlen, "cannot create hardware breakpoint %d: %s — wasp needs the "
-                     "breakpoint PMU (check `wasp doctor`; inside a container allow perf_event_open; "
-                     "lower --slots if debug registers are in use)", i + 1, strerror(errno));
+            /* Let the probe name the cause and the fix. */
+            if (perf_probe(engine.opts.slots, err, errlen) == 0)
+                snprintf(err, errlen, "cannot create hardware breakpoint %d: %s", i + 1, strerror(errno));
             return -1;
         }
     }

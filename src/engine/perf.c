@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -73,4 +74,51 @@ int perf_disarm_breakpoint(int fd, struct perf_event_attr *attr)
 int perf_enable(int fd, int on)
 {
     return ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 ? -1 : 0;
+}
+
+static const char *perf_fix(int err)
+{
+    switch (err) {
+    case EACCES:
+    case EPERM:
+        return "perf_event_open is not permitted: run as root, give CAP_PERFMON, lower "
+               "/proc/sys/kernel/perf_event_paranoid to 2, or allow perf_event_open in the "
+               "container's seccomp profile";
+    case ENOSPC:
+        return "all debug registers are taken (a debugger or another profiler?): detach it or "
+               "lower --slots";
+    case ENOENT:
+    case ENODEV:
+    case EOPNOTSUPP:
+        return "this kernel or hypervisor offers no breakpoint PMU: wasp cannot watch memory here";
+    case ENOSYS:
+        return "this kernel has no perf_event_open";
+    default:
+        return "check `dmesg` and perf_event_paranoid";
+    }
+}
+
+int perf_probe(int slots, char *err, size_t errlen)
+{
+    struct perf_event_attr attr[4];
+    int fds[5], n = 0, rc = 0;
+    fds[n] = perf_open_sampler(0, 10000000, 0);
+    if (fds[n] < 0) {
+        snprintf(err, errlen, "cannot open a CPU-time sampler (%s) — %s", strerror(errno), perf_fix(errno));
+        return -1;
+    }
+    n++;
+    for (int i = 0; i < slots && i < 4; i++) {
+        fds[n] = perf_open_breakpoint(0, 0, &attr[i]);
+        if (fds[n] < 0) {
+            snprintf(err, errlen, "cannot create hardware breakpoint %d of %d (%s) — %s",
+                     i + 1, slots, strerror(errno), perf_fix(errno));
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    while (n > 0)
+        close(fds[--n]);
+    return rc;
 }

@@ -13,6 +13,7 @@
 
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -32,6 +33,11 @@ int perf_disarm_breakpoint(int fd, struct perf_event_attr *attr);
 
 /* Signal-safe. Starts or stops a sampler. */
 int perf_enable(int fd, int on);
+
+/* Normal context. Checks that this process can open what wasp needs: a
+ * task-clock sampler and `slots` breakpoints on the calling thread. Returns
+ * 0, or -1 with a message that names the fix. */
+int perf_probe(int slots, char *err, size_t errlen);
 
 /* Fields of a TRAP_PERF siginfo that glibc's siginfo_t does not name. */
 static inline uint64_t perf_sig_data(const siginfo_t *si)

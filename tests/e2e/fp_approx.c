@@ -2,34 +2,27 @@
  * fp_approx.c - planted approximately-silent floating-point stores (wasp e2e).
  *
  * Plants: update() rewrites a double array every round with the one store
- * instruction at the line marked "PLANT: fp-approx". Odd elements get
- * 1 + 1e-9 * round: a new value each round, but within a relative 1e-9 of the
- * old one (approximately silent under the default 1% tolerance, never
- * precisely silent). Even elements get +1e6 and -1e6 in alternate rounds (a
- * relative change of 2: neither silent nor approximately silent).
+ * instruction (movsd) at the line marked "PLANT: fp-approx". Elements of odd
+ * blocks of 64 get 1 + 1e-9 * round: a new value each round, but within a
+ * relative 1e-9 of the old one (approximately silent under the default 1%
+ * tolerance, never precisely silent). Elements of even blocks get +1e6 and
+ * -1e6 in alternate rounds (a relative change of 2: neither silent nor
+ * approximately silent).
  *
  * Analytic program fractions (silent-store mode): fraction 0% (no store
  * writes the value that was there), approx_fraction 50% (half the elements,
  * and so half of the time-weighted samples of the single store instruction,
- * are approximately silent). C1 = C2 = update at the PLANT line. Odd and
- * even elements take the same branch-free path through the loop, so that
- * neither kind is over-represented in the time-weighted samples.
+ * are approximately silent). C1 = C2 = update at the PLANT line. The inner
+ * loop is the same for both kinds of block (value in a register, store,
+ * add, compare-and-branch), so neither kind is over-represented in the
+ * time-weighted samples.
  *
  * Usage: fp_approx [SCALE]   (SCALE multiplies the number of rounds)
  */
 #include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define N 2048
-
-static uint64_t bits_of(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof(u));
-    return u;
-}
 
 #define BLOCK 64
 
