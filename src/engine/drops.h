@@ -20,6 +20,7 @@ enum drop_reason {
     DROP_TABLE_FULL,       /* context tree or pair table out of preallocated space */
     DROP_SPURIOUS_TRAP,    /* trap whose instruction does not touch the watched bytes */
     DROP_UNREADABLE,       /* watched/sampled memory could not be read */
+    DROP_EPOCH,            /* watch armed before a GC (objects may have moved) */
     DROP_REASON_COUNT
 };
 
@@ -29,7 +30,7 @@ static inline const char *drop_reason_name(enum drop_reason r)
     static const char *const names[DROP_REASON_COUNT] = {
         "none", "not_memory", "wrong_kind", "decode_failed", "branch_target",
         "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
-        "table_full", "spurious_trap", "unreadable",
+        "table_full", "spurious_trap", "unreadable", "epoch",
     };
     return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
 }

@@ -159,7 +159,7 @@ static int open_events(thread_state *t, char *err, size_t errlen)
     return engine.sampler->thread_start(t, &engine.opts, err, errlen);
 }
 
-thread_state *engine_thread_begin(void)
+thread_state *engine_thread_begin(void *thread_data)
 {
     char err[512];
     thread_state *t;
@@ -172,6 +172,7 @@ thread_state *engine_thread_begin(void)
     memset(t, 0, sizeof(*t));
     t->magic = THREAD_MAGIC;
     t->tid = gettid();
+    t->fe_data = thread_data;
     t->sampler_fd = -1;
     for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
         t->bp_fd[i] = -1;
@@ -244,7 +245,7 @@ void engine_shutdown(void)
     pthread_mutex_unlock(&engine.lock);
 }
 
-thread_state *engine_after_fork_child(void)
+thread_state *engine_after_fork_child(void *thread_data)
 {
     char err[512];
     if (!engine.active)
@@ -266,5 +267,10 @@ thread_state *engine_after_fork_child(void)
         engine.active = 0;
         return NULL;
     }
-    return engine_thread_begin();
+    return engine_thread_begin(thread_data);
+}
+
+void engine_new_epoch(void)
+{
+    handler_new_epoch();
 }

@@ -17,6 +17,15 @@
 
 #define ENGINE_MAX_FRAMES 128
 
+/* frame_key.aux tags. A front end that cannot name the accessing
+ * instruction inside its leaf frame (Java: the leaf is a method and bci)
+ * puts a pseudo-frame {pc, FRAME_INSN} first; the profile writer turns it
+ * into the instruction text of the frame after it. */
+#define FRAME_TAG_MASK (3ULL << 62)
+#define FRAME_NATIVE (0ULL << 62)
+#define FRAME_JAVA (1ULL << 62)
+#define FRAME_INSN (2ULL << 62)
+
 typedef struct code_bounds {
     uint64_t start, end;   /* the function (or code blob) holding a pc */
 } code_bounds;
@@ -28,8 +37,9 @@ typedef struct engine_frontend {
     int (*bounds)(const ucontext_t *uc, code_bounds *out);
     /* Signal context. The calling context of the interrupted code, leaf first;
      * frame 0 must name leaf_pc (the accessing instruction). Returns the
-     * number of frames, or -1. */
-    int (*walk)(const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max);
+     * number of frames, or -1. thread_data is what the front end passed to
+     * engine_thread_begin. */
+    int (*walk)(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max);
     /* Normal context. Names a frame; leaf frames carry the access pc, others
      * a return address. Strings are malloc'd and owned by the caller. */
     void (*symbolize)(frame_key f, int leaf, prof_frame *out);
@@ -44,8 +54,14 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
 int engine_active(void);
 
 /* In the new thread itself: start sampling it. NULL if it cannot be profiled
- * (the reason is counted and reported once). */
-thread_state *engine_thread_begin(void);
+ * (the reason is reported once). thread_data goes back to the front end's
+ * walk (e.g. the JNIEnv of a Java thread). */
+thread_state *engine_thread_begin(void *thread_data);
+
+/* Starts a new epoch (paper §5.3): watches armed before it never produce a
+ * pair after it. The JVM calls it when a GC starts, since objects move.
+ * Async-signal-safe. */
+void engine_new_epoch(void);
 
 /* In the ending thread itself: stop, write its profile, free its state. */
 void engine_thread_end(thread_state *t);
@@ -54,6 +70,6 @@ void engine_thread_end(thread_state *t);
 void engine_shutdown(void);
 
 /* In the child after fork(): forget the parent's threads, profile this one. */
-thread_state *engine_after_fork_child(void);
+thread_state *engine_after_fork_child(void *thread_data);
 
 #endif

@@ -23,6 +23,12 @@ static struct sigaction previous_action;
 static wasp_options opts;
 static const engine_frontend *frontend;
 static const sampler *active_sampler;
+static uint64_t current_epoch;
+
+void handler_new_epoch(void)
+{
+    __atomic_add_fetch(&current_epoch, 1, __ATOMIC_RELEASE);
+}
 
 static uint64_t now_ns(void)
 {
@@ -64,7 +70,7 @@ static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
 static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t pc)
 {
     frame_key frames[ENGINE_MAX_FRAMES];
-    int n = frontend->walk(uc, pc, frames, ENGINE_MAX_FRAMES);
+    int n = frontend->walk(t->fe_data, uc, pc, frames, ENGINE_MAX_FRAMES);
     if (n <= 0) {
         t->drops[DROP_UNWIND_FAILED]++;
         return 0;
@@ -88,6 +94,22 @@ static void release(thread_state *t, int i)
     watch_release(&t->watch, i);
 }
 
+/* Watches armed before the current epoch began watch memory whose objects
+ * may have moved (a GC): retire them unfired (paper §5.3). */
+static void retire_old_watches(thread_state *t)
+{
+    uint64_t epoch = __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE);
+    if (t->epoch == epoch)
+        return;
+    for (int i = 0; i < t->watch.nslots; i++) {
+        if (t->watch.slot[i].armed) {
+            release(t, i);
+            t->drops[DROP_EPOCH]++;
+        }
+    }
+    t->epoch = epoch;
+}
+
 static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
 {
     mem_access a;
@@ -96,6 +118,7 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     uint32_t wlen;
 
     t->stats[STAT_SAMPLES]++;
+    retire_old_watches(t);
     uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
     enum drop_reason r = active_sampler->take(t, si, uc, frontend, want, &a, &before_run);
     if (r == DROP_NONE && !wants_kind(a.kind))
@@ -125,6 +148,7 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     s->ctx = ctx;
     s->sample_pc = a.pc;
     s->priming = before_run;
+    s->epoch = t->epoch;
     s->value = before_run && (a.kind & ACCESS_STORE) ? 0 : read_value(waddr, wlen);
     s->armed = 1;
     if (arm(t, slot) < 0) {
@@ -156,6 +180,11 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
     if (i >= t->watch.nslots || !t->watch.slot[i].armed)
         return;  /* a trap that was already queued when the slot was freed */
     watch_slot *s = &t->watch.slot[i];
+    if (s->epoch != __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE)) {
+        t->drops[DROP_EPOCH]++;
+        release(t, i);
+        return;
+    }
     enum drop_reason r = DROP_SPURIOUS_TRAP;
     /* Asynchronous means SIGTRAP was blocked when the access happened: the
      * context we see is not the accessing instruction's. */

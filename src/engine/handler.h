@@ -11,4 +11,7 @@
  * SIGTRAPs that are not ours are passed on. Returns 0 or -1 (errno). */
 int handler_install(const wasp_options *o, const engine_frontend *fe, const sampler *s);
 
+/* Starts a new epoch: see engine_new_epoch. Async-signal-safe. */
+void handler_new_epoch(void);
+
 #endif

@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "decode.h"
 
 /* Maps cct node ids and (frame, leaf) keys to output indices. Tables are
  * small (only contexts that pairs use), so a linear-probe map suffices. */
 typedef struct index_map {
-    uint64_t *keys_a, *keys_b;
+    uint64_t *keys_a, *keys_b, *keys_c;
     uint32_t *values;
     size_t cap;
 } index_map;
@@ -25,27 +26,31 @@ static int map_init(index_map *m, size_t n)
         m->cap *= 2;
     m->keys_a = calloc(m->cap, sizeof(uint64_t));
     m->keys_b = calloc(m->cap, sizeof(uint64_t));
+    m->keys_c = calloc(m->cap, sizeof(uint64_t));
     m->values = calloc(m->cap, sizeof(uint32_t));
-    return m->keys_a && m->keys_b && m->values ? 0 : -1;
+    return m->keys_a && m->keys_b && m->keys_c && m->values ? 0 : -1;
 }
 
 static void map_free(index_map *m)
 {
     free(m->keys_a);
     free(m->keys_b);
+    free(m->keys_c);
     free(m->values);
 }
 
-/* Returns the slot for (a, b); *found tells whether it was already there.
+/* Returns the slot for (a, b, c); *found tells whether it was already there.
  * Values are stored +1 so that 0 means empty. */
-static uint32_t *map_slot(index_map *m, uint64_t a, uint64_t b, int *found)
+static uint32_t *map_slot(index_map *m, uint64_t a, uint64_t b, uint64_t c, int *found)
 {
-    size_t i = (size_t)((a * 0x9E3779B97F4A7C15ULL ^ b * 0xC2B2AE3D27D4EB4FULL) >> 20) & (m->cap - 1);
-    while (m->values[i] && (m->keys_a[i] != a || m->keys_b[i] != b))
+    uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ b * 0xC2B2AE3D27D4EB4FULL ^ c * 0x165667B19E3779F9ULL;
+    size_t i = (size_t)(h >> 20) & (m->cap - 1);
+    while (m->values[i] && (m->keys_a[i] != a || m->keys_b[i] != b || m->keys_c[i] != c))
         i = (i + 1) & (m->cap - 1);
     *found = m->values[i] != 0;
     m->keys_a[i] = a;
     m->keys_b[i] = b;
+    m->keys_c[i] = c;
     return &m->values[i];
 }
 
@@ -56,15 +61,24 @@ typedef struct builder {
     index_map ctx_map, frame_map;
 } builder;
 
-static uint32_t add_frame(builder *b, frame_key f, int leaf)
+/* insn_pc, when not 0, is the accessing instruction inside this leaf frame
+ * (a FRAME_INSN pseudo-frame): it names the frame's instruction. */
+static uint32_t add_frame(builder *b, frame_key f, int leaf, uint64_t insn_pc)
 {
     int found;
-    uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, &found);
+    char text[160];
+    uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, insn_pc, &found);
     if (found)
         return *slot - 1;
     prof_frame *pf = &b->p->frames[b->p->nframes];
     memset(pf, 0, sizeof(*pf));
     b->fe->symbolize(f, leaf, pf);
+    if (insn_pc) {
+        free(pf->instruction);
+        decode_format(insn_pc, 0, text, sizeof(text));
+        pf->instruction = strdup(text);
+        pf->pc = insn_pc;
+    }
     *slot = (uint32_t)++b->p->nframes;
     return *slot - 1;
 }
@@ -73,15 +87,26 @@ static uint32_t add_context(builder *b, uint32_t node)
 {
     frame_key path[ENGINE_MAX_FRAMES];
     int found;
-    uint32_t *slot = map_slot(&b->ctx_map, node, 0, &found);
+    uint32_t *slot = map_slot(&b->ctx_map, node, 0, 0, &found);
     if (found)
         return *slot - 1;
     int n = cct_path(&b->t->contexts, node, path, ENGINE_MAX_FRAMES);
+    int first = 0;
+    uint64_t insn_pc = 0;
+    if (n >= 2 && (path[0].aux & FRAME_TAG_MASK) == FRAME_INSN) {
+        insn_pc = path[0].id;
+        first = 1;
+    }
     prof_context *c = &b->p->contexts[b->p->ncontexts];
-    c->nframes = (uint32_t)n;
+    c->nframes = (uint32_t)(n - first);
     c->frames = malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
-    for (int i = 0; c->frames && i < n; i++)
-        c->frames[i] = add_frame(b, path[i], i == 0);
+    if (!c->frames || n - first < 1) {
+        free(c->frames);
+        c->frames = NULL;
+        return UINT32_MAX;  /* the pair is left out rather than the whole profile lost */
+    }
+    for (int i = first; i < n; i++)
+        c->frames[i - first] = add_frame(b, path[i], i == first, i == first ? insn_pc : 0);
     *slot = (uint32_t)++b->p->ncontexts;
     return *slot - 1;
 }
@@ -173,9 +198,12 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
         const pair_entry *e = &t->pairs.entries[i];
         if (!e->watch_ctx)
             continue;
+        uint32_t watch = add_context(b, e->watch_ctx), trap = add_context(b, e->trap_ctx);
+        if (watch == UINT32_MAX || trap == UINT32_MAX)
+            continue;
         prof_pair *pp = &p->pairs[p->npairs++];
-        pp->watch_ctx = add_context(b, e->watch_ctx);
-        pp->trap_ctx = add_context(b, e->trap_ctx);
+        pp->watch_ctx = watch;
+        pp->trap_ctx = trap;
         pp->count = e->count;
         pp->bytes = e->bytes;
         pp->wasteful_bytes = e->wasteful;

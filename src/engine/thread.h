@@ -42,6 +42,8 @@ struct thread_state {
     pair_table pairs;
     uint64_t stats[STAT_COUNT];
     uint64_t drops[DROP_REASON_COUNT];
+    void *fe_data;             /* the front end's per-thread data */
+    uint64_t epoch;            /* engine epoch the armed watches belong to */
     volatile int in_handler;   /* set by the handler while it runs */
     volatile int closing;      /* set by the writer: handlers become no-ops */
     int registered;

@@ -20,6 +20,7 @@ typedef struct watch_slot {
     uint32_t ctx;       /* C1: cct node of the sampled access */
     uint64_t sample_pc; /* pc of the sampled access */
     uint64_t seen;      /* reservoir: samples offered since the slot was last free */
+    uint64_t epoch;     /* engine epoch when armed */
 } watch_slot;
 
 typedef struct watch_set {

@@ -29,7 +29,7 @@ static void on_thread_exit(void *t)
 
 static void begin_this_thread(void)
 {
-    pthread_setspecific(thread_key, engine_thread_begin());
+    pthread_setspecific(thread_key, engine_thread_begin(NULL));
 }
 
 static void *thread_trampoline(void *p)
@@ -58,7 +58,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
 
 static void on_fork_child(void)
 {
-    pthread_setspecific(thread_key, engine_after_fork_child());
+    pthread_setspecific(thread_key, engine_after_fork_child(NULL));
 }
 
 static void on_exit_write_all(void)

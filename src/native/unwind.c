@@ -34,9 +34,10 @@ static int native_bounds(const ucontext_t *uc, code_bounds *out)
  * libunwind's per-thread trace cache: no signal masking per step (the
  * cursor API costs ~10 rt_sigprocmask calls per walk, measured). The
  * interrupted frame is the one whose address is the interrupted pc. */
-static int native_walk(const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max)
+static int native_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max)
 {
     void *buf[ENGINE_MAX_FRAMES + 8];
+    (void)thread_data;
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     int n = unw_backtrace(buf, ENGINE_MAX_FRAMES + 8), i, k = 0;
     for (i = 0; i < n && (uint64_t)buf[i] != rip; i++)
