@@ -22,13 +22,21 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 all: deps build/bin/wasp build/lib/libwasp.so
 
 # Installs the Debian packages the build needs, only when one is missing.
-DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3
+DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 openjdk-17-jdk-headless
 deps:
 	@./scripts/install-deps $(DEPS_PKGS)
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# JVMTI headers: from the JDK that provides javac (evaluated late, after deps).
+JAVA_HOME ?= $(shell dirname "$$(dirname "$$(readlink -f "$$(command -v javac)")")")
+JNI_INC = -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
+
+build/obj/src/jvm/%.o: src/jvm/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(JNI_INC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 build/lib/libwasp.so: $(ENGINE_OBJ) $(NATIVE_OBJ) $(JVM_OBJ)
 	@mkdir -p $(dir $@)

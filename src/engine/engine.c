@@ -150,9 +150,13 @@ static int open_events(thread_state *t, char *err, size_t errlen)
     for (int i = 0; i < engine.opts.slots; i++) {
         t->bp_fd[i] = perf_open_breakpoint(t->tid, (uint64_t)t | (uint64_t)i, &t->bp_attr[i]);
         if (t->bp_fd[i] < 0) {
-            /* Let the probe name the cause and the fix. */
+            int saved = errno;
+            close_events(t);
+            /* Let the probe, run with no breakpoint of ours open, name the
+             * cause and the fix; else report what this thread met. */
             if (perf_probe(engine.opts.slots, err, errlen) == 0)
-                snprintf(err, errlen, "cannot create hardware breakpoint %d: %s", i + 1, strerror(errno));
+                snprintf(err, errlen, "cannot create hardware breakpoint %d for thread %d: %s",
+                         i + 1, (int)t->tid, strerror(saved));
             return -1;
         }
     }

@@ -149,6 +149,22 @@ static char *read_command_line(void)
     return strdup(buf);
 }
 
+/* The name now, not at thread start: runtimes name threads after starting them. */
+static char *thread_name(const thread_state *t)
+{
+    char path[64], name[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)t->tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, name, sizeof(name) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return strdup(t->name);
+    name[n] = '\0';
+    name[strcspn(name, "\n")] = '\0';
+    return strdup(name);
+}
+
 static void free_built(profile *p)
 {
     for (size_t i = 0; i < p->nframes; i++) {
@@ -182,7 +198,7 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
     snprintf(p->sampler, sizeof(p->sampler), "%s", sampler_name);
     p->pid = getpid();
     p->tid = t->tid;
-    p->thread_name = strdup(t->name);
+    p->thread_name = thread_name(t);
     p->command = read_command_line();
     p->interval = o->interval_ns;
     p->fp_tolerance = o->fp_tolerance;
@@ -225,7 +241,11 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
         snprintf(err, errlen, "out of memory while writing the profile of thread %d", (int)t->tid);
         rc = -1;
     } else {
-        snprintf(path, sizeof(path), "%s/%d.wasp", dir, (int)t->tid);
+        /* A thread id can be profiled twice (the JVM re-attaches its main
+         * thread as DestroyJavaVM): the sequence number keeps both. */
+        static unsigned sequence;
+        snprintf(path, sizeof(path), "%s/%d-%u.wasp", dir, (int)t->tid,
+                 __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED));
         rc = profile_write(&p, path, err, errlen);
     }
     map_free(&b.ctx_map);

@@ -1,0 +1,130 @@
+/*
+ * stacks.c - Java calling contexts in a signal handler, with HotSpot's
+ * AsyncGetCallTrace (the one stack walker that is safe there and free of
+ * safepoint bias), and code bounds from the code map.
+ *
+ * Runs in signal context. AsyncGetCallTrace fails inside code-cache stubs
+ * (arraycopy, intrinsics: "unknown Java", DESIGN.md); there we step out to
+ * the stub's caller, by its return address at the stack top or through the
+ * frame pointer, so the access is attributed to the Java frame that called
+ * the stub instead of being dropped.
+ */
+#include <dlfcn.h>
+#include <string.h>
+
+#include "codemap.h"
+#include "decode.h"
+#include "jvm.h"
+
+typedef struct {
+    jint lineno;          /* bci for Java frames; negative for special frames */
+    jmethodID method_id;
+} asgct_frame;
+
+typedef struct {
+    JNIEnv *env_id;
+    jint num_frames;
+    asgct_frame *frames;
+} asgct_trace;
+
+typedef void (*asgct_fn)(asgct_trace *, jint, void *);
+
+static asgct_fn async_get_call_trace;
+
+int jvm_stacks_init(void)
+{
+    async_get_call_trace = (asgct_fn)dlsym(RTLD_DEFAULT, "AsyncGetCallTrace");
+    return async_get_call_trace ? 0 : -1;
+}
+
+/* Code sweeps stay bounded in a handler (decode.c limits them too); the
+ * interpreter is one large blob, where we rely on the fallbacks instead. */
+#define MAX_SWEEP_BLOB (64u * 1024u)
+
+static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    const code_blob *b = codemap_find(pc);
+    if (!b || b->end - b->start > MAX_SWEEP_BLOB)
+        return -1;
+    out->start = b->start;
+    out->end = b->end;
+    return 0;
+}
+
+static int on_stack(const jvm_thread *jt, uint64_t addr)
+{
+    return addr >= jt->stack_lo && addr + 8 <= jt->stack_hi;
+}
+
+static int call_trace(jvm_thread *jt, ucontext_t *uc, asgct_frame *frames, int max)
+{
+    asgct_trace trace = { .env_id = jt->env, .num_frames = 0, .frames = frames };
+    async_get_call_trace(&trace, max, uc);
+    return trace.num_frames;
+}
+
+/* The caller of a frameless stub: return address on top of the stack. */
+static int step_by_stack_top(const jvm_thread *jt, ucontext_t *uc)
+{
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    if (!on_stack(jt, sp))
+        return -1;
+    uint64_t ret = *(const uint64_t *)sp;
+    if (!codemap_find(ret))
+        return -1;
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
+    return 0;
+}
+
+/* The caller of a stub that keeps a frame pointer. */
+static int step_by_frame_pointer(const jvm_thread *jt, ucontext_t *uc)
+{
+    uint64_t fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+    if (!on_stack(jt, fp) || !on_stack(jt, fp + 8))
+        return -1;
+    uint64_t ret = ((const uint64_t *)fp)[1];
+    if (!codemap_find(ret))
+        return -1;
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
+    uc->uc_mcontext.gregs[REG_RBP] = (greg_t)((const uint64_t *)fp)[0];
+    return 0;
+}
+
+static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max)
+{
+    jvm_thread *jt = thread_data;
+    asgct_frame frames[ENGINE_MAX_FRAMES];
+    ucontext_t copy;
+
+    if (!jt || !jt->env || !async_get_call_trace || max < 2)
+        return -1;
+    memcpy(&copy, uc, sizeof(copy));
+    int n = call_trace(jt, &copy, frames, max - 1);
+    if (n <= 0) {
+        memcpy(&copy, uc, sizeof(copy));
+        if (step_by_stack_top(jt, &copy) == 0)
+            n = call_trace(jt, &copy, frames, max - 1);
+    }
+    if (n <= 0) {
+        memcpy(&copy, uc, sizeof(copy));
+        if (step_by_frame_pointer(jt, &copy) == 0)
+            n = call_trace(jt, &copy, frames, max - 1);
+    }
+    if (n <= 0)
+        return -1;
+    out[0] = (frame_key){ .id = leaf_pc, .aux = FRAME_INSN };
+    for (int i = 0; i < n; i++)
+        out[i + 1] = (frame_key){ .id = (uint64_t)(uintptr_t)frames[i].method_id,
+                                  .aux = FRAME_JAVA | (uint32_t)frames[i].lineno };
+    return n + 1;
+}
+
+const engine_frontend jvm_frontend = {
+    .name = "jvm",
+    .bounds = jvm_bounds,
+    .walk = jvm_walk,
+    .symbolize = jvm_symbolize,
+};
