@@ -127,14 +127,21 @@ static int find_library(char *out, size_t len)
     return stat(out, &st) == 0 ? 0 : -1;
 }
 
+/* Native programs get the library through LD_PRELOAD, every JVM through
+ * JAVA_TOOL_OPTIONS (the preloaded copy stands aside in Java launchers), so
+ * scripts that start java themselves are covered too. */
 static int set_environment(run_args *a, const char *lib)
 {
-    char preload[PATH_MAX * 2];
-    const char *old = getenv("LD_PRELOAD");
-    snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+    char preload[PATH_MAX * 2], tool[PATH_MAX * 3];
+    const char *old = getenv("LD_PRELOAD"), *old_tool = getenv("JAVA_TOOL_OPTIONS");
     if (append_option(a, "dir", a->dir) < 0)
         return -1;
-    return setenv("LD_PRELOAD", preload, 1) | setenv("WASP_OPTIONS", a->options, 1);
+    snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+    if ((size_t)snprintf(tool, sizeof(tool), "-agentpath:%s=%s%s%s", lib, a->options,
+                         old_tool && *old_tool ? " " : "", old_tool ? old_tool : "") >= sizeof(tool))
+        return -1;
+    return setenv("LD_PRELOAD", preload, 1) | setenv("WASP_OPTIONS", a->options, 1) |
+           setenv("JAVA_TOOL_OPTIONS", tool, 1);
 }
 
 static int wait_for(pid_t child)

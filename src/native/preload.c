@@ -3,19 +3,24 @@
  * LD_PRELOADed by `wasp run`: start-up, every pthread, fork, and exit.
  *
  * Activates only when WASP_OPTIONS is set, so loading the library for any
- * other reason (as a JVM agent, say) starts nothing here. On any failure it
+ * other reason (as a JVM agent, say) starts nothing here, and stays out of
+ * Java launchers: there the agent (JAVA_TOOL_OPTIONS) profiles Java threads,
+ * and GC and compiler threads must not be profiled at all. On any failure it
  * prints one [wasp] ERROR line and the program runs on unprofiled.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "native.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static pthread_key_t thread_key;
+static int profiling_natively;   /* set once the engine runs with the native front end */
 
 struct start_args {
     void *(*fn)(void *);
@@ -45,7 +50,7 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
     static pthread_create_fn real;
     if (!real)
         real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-    struct start_args *args = engine_active() ? malloc(sizeof(*args)) : NULL;
+    struct start_args *args = profiling_natively && engine_active() ? malloc(sizeof(*args)) : NULL;
     if (!args)
         return real(thread, attr, fn, arg);
     args->fn = fn;
@@ -54,6 +59,18 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(vo
     if (rc != 0)
         free(args);
     return rc;
+}
+
+static int has_library(struct dl_phdr_info *info, size_t size, void *name)
+{
+    (void)size;
+    return info->dlpi_name && strstr(info->dlpi_name, name) != NULL;
+}
+
+/* The java launcher links libjli: the JVM it starts will load our agent. */
+static int is_java_launcher(void)
+{
+    return dl_iterate_phdr(has_library, "/libjli.so") != 0;
 }
 
 static void on_fork_child(void)
@@ -72,7 +89,7 @@ __attribute__((constructor)) static void preload_start(void)
     wasp_options o;
     char err[512];
 
-    if (!text)
+    if (!text || is_java_launcher())
         return;
     native_unwind_init();
     options_defaults(&o);
@@ -81,6 +98,7 @@ __attribute__((constructor)) static void preload_start(void)
         fprintf(stderr, "[wasp] ERROR %s; the program runs unprofiled\n", err);
         return;
     }
+    profiling_natively = 1;
     pthread_key_create(&thread_key, on_thread_exit);
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(on_exit_write_all);
