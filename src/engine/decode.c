@@ -14,6 +14,7 @@
 #include <asm/prctl.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -606,6 +607,43 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
         decode_cache_put(decode_sample_cache, e);
     }
     return decode_from_entry(rip, e, 0, uc, out);
+}
+
+/* ---- trap fallback: no known boundary ------------------------------- */
+
+/* Whether [addr, addr+len) is mapped: mincore fails with ENOMEM otherwise.
+ * A system call, but signal-safe, and only needed at a page start. */
+static int decode_mapped(uint64_t addr)
+{
+    unsigned char vec;
+    int saved = errno;
+    int ok = mincore((void *)(uintptr_t)(addr & ~(uint64_t)(DECODE_PAGE - 1)), 1, &vec) == 0;
+    errno = saved;
+    return ok;
+}
+
+enum drop_reason decode_access_ending_at(uint64_t rip, const ucontext_t *uc, uint64_t lo, uint64_t hi,
+                                         mem_access *out)
+{
+    if (!decode_is_ready())
+        return DROP_DECODE_FAILED;
+    size_t in_page = (size_t)(rip & (DECODE_PAGE - 1));
+    size_t max = DECODE_MAX_LEN;
+    if (in_page < DECODE_MAX_LEN && !decode_mapped(rip - DECODE_MAX_LEN))
+        max = in_page;
+    /* Longest first: a suffix of the real instruction often decodes too
+     * (without its REX prefix, say) but with the wrong width. */
+    for (size_t k = max; k >= 1; k--) {
+        decode_insn d;
+        mem_access a;
+        if (!ZYAN_SUCCESS(decode_full((const void *)(uintptr_t)(rip - k), k, &d)) || d.in.length != k)
+            continue;
+        if (decode_live(&d, rip - k, uc, 1, &a) == DROP_NONE && a.addr < hi && lo < a.addr + a.size) {
+            *out = a;
+            return DROP_NONE;
+        }
+    }
+    return DROP_NO_BOUNDARY;
 }
 
 /* ---- text ------------------------------------------------------------- */

@@ -53,6 +53,13 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
 int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *uc, mem_access *out,
                                  enum drop_reason *reason);
 
+/* For a trap where no instruction boundary is known (the interpreter, code
+ * without unwind info): the instruction of length k (1..15) that ends at rip
+ * and touches [lo, hi), the watched bytes. Knowing the address makes the
+ * backward guess safe: a wrong split of the bytes would not hit it. */
+enum drop_reason decode_access_ending_at(uint64_t rip, const ucontext_t *uc, uint64_t lo, uint64_t hi,
+                                         mem_access *out);
+
 /* The access the instruction AT rip is about to make (pre-access registers). */
 enum drop_reason decode_access_at(uint64_t rip, const ucontext_t *uc, mem_access *out);
 

@@ -189,7 +189,7 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
     /* Asynchronous means SIGTRAP was blocked when the access happened: the
      * context we see is not the accessing instruction's. */
     if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC))
-        r = locate_access_before(frontend, uc, &a);
+        r = locate_access_before(frontend, uc, s->addr, s->addr + s->len, &a);
     if (r == DROP_NONE && !overlaps(a.addr, a.size, s->addr, s->len))
         r = DROP_SPURIOUS_TRAP;
     if (r != DROP_NONE) {

@@ -10,17 +10,19 @@
 
 #include "decode.h"
 
-enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc, mem_access *out)
+enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc,
+                                      uint64_t lo, uint64_t hi, mem_access *out)
 {
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-    enum drop_reason r;
+    enum drop_reason r = DROP_NO_BOUNDARY;
     code_bounds b;
 
-    if (decode_access_before_cached(rip, uc, out, &r))
-        return r;
-    if (fe->bounds(uc, &b) < 0 || !(b.start < rip && rip <= b.end))
-        return DROP_NO_BOUNDARY;
-    return decode_access_before(rip, b.start, b.end, uc, out);
+    if (decode_access_before_cached(rip, uc, out, &r) == 0 &&
+        fe->bounds(uc, &b) == 0 && b.start < rip && rip <= b.end)
+        r = decode_access_before(rip, b.start, b.end, uc, out);
+    if (r == DROP_NO_BOUNDARY)
+        r = decode_access_ending_at(rip, uc, lo, hi, out);
+    return r;
 }
 
 enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext_t *uc, uint8_t want,

@@ -9,10 +9,12 @@
 #include "drops.h"
 #include "engine.h"
 
-/* Signal context. Decodes the instruction that ends at the pc of uc, using
- * the decode cache first and the front end's code bounds only on a miss.
- * Returns DROP_NO_BOUNDARY when the front end knows no bounds for the pc. */
-enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc, mem_access *out);
+/* Signal context. Decodes the instruction that ends at the pc of uc (a trap
+ * on the watched bytes [lo, hi)), using the decode cache first and the front
+ * end's code bounds only on a miss; where no boundary is known, the
+ * instruction ending at the pc that touches [lo, hi). */
+enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc,
+                                      uint64_t lo, uint64_t hi, mem_access *out);
 
 /* Signal context. The access a timer sample stands for (decode_access_sampled),
  * cache first, bounds only on a miss. */

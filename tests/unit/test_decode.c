@@ -498,6 +498,31 @@ TEST(sampled_stops_at_calls)
     CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 8, ACCESS_STORE, &a), DROP_BRANCH_TARGET);
 }
 
+/* Traps without a known boundary: the watched address picks the split. */
+TEST(ending_at_uses_the_watched_address)
+{
+    static const uint8_t code[] = {
+        0x90, 0x90, 0x90, 0x90,       /* 0: nops */
+        0x48, 0x89, 0x42, 0x08,       /* 4: mov %rax,0x8(%rdx) */
+        0xc3,                         /* 8: ret */
+    };
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    regs_clear();
+    regs[REG_RDX] = 0x5000;
+    ucontext_t uc = uc_from_regs();
+    mem_access a;
+    uint64_t rip = (uint64_t)p + 8;
+    CHECK_EQ_U(decode_access_ending_at(rip, &uc, 0x5008, 0x5010, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, (uint64_t)p + 4);
+    check_access(&a, 0x5008, 8, ACCESS_STORE, ACCESS_INT);
+    CHECK_EQ_U(decode_access_ending_at(rip, &uc, 0x6000, 0x6008, &a), DROP_NO_BOUNDARY);
+    /* At the start of a mapping nothing before rip may be read. */
+    CHECK_EQ_U(decode_access_ending_at((uint64_t)p, &uc, 0x5008, 0x5010, &a), DROP_NO_BOUNDARY);
+}
+
 TEST(format_text)
 {
     uint8_t *p = map_code(loop_fn, sizeof loop_fn);
@@ -547,6 +572,7 @@ int main(void)
     RUN(before_decode_failure);
     RUN(sampled_looks_back_along_straight_line_code);
     RUN(sampled_stops_at_calls);
+    RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
     RUN(format_text);
     return HARNESS_EXIT();
