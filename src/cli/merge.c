@@ -3,7 +3,9 @@
  *
  * Owns context identity and pair coalescing. A context's identity is a byte
  * string: the frame count, then function, file and line of every frame leaf
- * first, then the leaf instruction, each ended by a NUL. The reader rejects
+ * first, each ended by a NUL. The instruction is not part of it: a JIT or
+ * compiler that unrolls a loop makes several instructions of one source
+ * line, and the user fixes the line; the first instruction seen is shown. The reader rejects
  * NUL inside fields, so two contexts are symbolically equal exactly when
  * their keys are equal. Profiles are merged one at a time so a run with
  * many threads never needs all of them in memory at once.
@@ -132,8 +134,7 @@ static size_t ctx_key_fill(const profile *p, const prof_context *c, char *buf)
         at = key_put(buf, at, f->file, strlen(f->file) + 1);
         at = key_put(buf, at, num, (size_t)snprintf(num, sizeof num, "%u", f->line) + 1);
     }
-    const char *ins = p->frames[c->frames[0]].instruction;
-    return key_put(buf, at, ins, strlen(ins) + 1);
+    return at;
 }
 
 static void ctx_free(merge_ctx *c)
