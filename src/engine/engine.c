@@ -19,6 +19,7 @@
 #include "decode.h"
 #include "handler.h"
 #include "perf.h"
+#include "pmu_events.h"
 #include "profile_build.h"
 #include "sampler.h"
 #include "thread.h"
@@ -40,6 +41,7 @@ static struct {
     pthread_mutex_t lock;
     registry_entry *threads;
     int warned_thread, warned_write;
+    pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int make_dirs(const char *path)
@@ -69,9 +71,18 @@ static int make_pid_dir(char *err, size_t errlen)
 
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen)
 {
+    char why[512];
     engine.opts = *o;
     engine.fe = fe;
-    engine.sampler = &sampler_software;
+    engine.sampler = sampler_select(o, PMU_SYSFS_ROOT, why, sizeof(why));
+    if (!engine.sampler) {
+        snprintf(err, errlen, "hardware sampling unavailable: %s", why);
+        return -1;
+    }
+    /* `wasp run` resolves auto itself and says it once per run; this line
+     * is for a library started another way (e.g. -agentpath). */
+    if (o->sampler == SAMPLER_AUTO && engine.sampler != &sampler_pmu)
+        fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", why);
     if (decode_init() < 0) {
         snprintf(err, errlen, "cannot initialise the instruction decoder — reinstall libzydis4.0");
         return -1;
@@ -82,8 +93,14 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
         snprintf(err, errlen, "cannot install the SIGTRAP handler: %s", strerror(errno));
         return -1;
     }
+    engine.pid = getpid();
     engine.active = 1;
     return 0;
+}
+
+int engine_owns_process(void)
+{
+    return engine.active && engine.pid == getpid();
 }
 
 int engine_active(void)
@@ -265,6 +282,7 @@ thread_state *engine_after_fork_child(void *thread_data)
                 close(e->t->bp_fd[i]);
     }
     engine.threads = NULL;
+    engine.pid = getpid();
     pthread_mutex_init(&engine.lock, NULL);
     if (make_pid_dir(err, sizeof(err)) < 0) {
         fprintf(stderr, "[wasp] ERROR %s\n", err);

@@ -53,6 +53,10 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
 /* True between a successful engine_init and engine_shutdown. */
 int engine_active(void);
 
+/* True when active and the caller is the process the engine belongs to:
+ * false in a vfork()ed child, which shares the parent's memory. */
+int engine_owns_process(void);
+
 /* In the new thread itself: start sampling it. NULL if it cannot be profiled
  * (the reason is reported once). thread_data goes back to the front end's
  * walk (e.g. the JNIEnv of a Java thread). */

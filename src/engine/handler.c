@@ -12,7 +12,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 #include "access.h"
 #include "decode.h"
 #include "detect.h"
@@ -37,11 +39,22 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Bytes an instruction has just accessed: they are mapped. */
 static uint64_t read_value(uint64_t addr, uint32_t len)
 {
     uint64_t v = 0;
     memcpy(&v, (const void *)addr, len);
     return v;
+}
+
+/* Bytes an instruction is ABOUT to access may be unmapped (the JVM's
+ * implicit null checks fault on purpose): let the kernel read them, so a
+ * bad address is an error code here, not a SIGSEGV inside our handler. */
+static int read_value_checked(uint64_t addr, uint32_t len, uint64_t *v)
+{
+    struct iovec local = { v, len }, remote = { (void *)(uintptr_t)addr, len };
+    *v = 0;
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
 static int wants_kind(uint8_t kind)
@@ -136,23 +149,26 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
         t->stats[STAT_DECLINED]++;
         return;
     }
+    /* A store that has not run yet has no value to remember: its own trap
+     * (absorb_own_trap) supplies it. */
+    uint64_t value = 0;
+    if (!before_run)
+        value = read_value(waddr, wlen);
+    else if (a.kind == ACCESS_LOAD && read_value_checked(waddr, wlen, &value) < 0) {
+        t->drops[DROP_UNREADABLE]++;
+        return;
+    }
     uint32_t ctx = capture_context(t, uc, a.pc);
     if (!ctx)
         return;
     watch_slot *s = &t->watch.slot[slot];
     if (s->armed)
         t->stats[STAT_REPLACED]++;
-    s->addr = waddr;
-    s->len = wlen;
-    s->fp = a.fp;
-    s->ctx = ctx;
-    s->sample_pc = a.pc;
-    s->priming = before_run;
-    s->epoch = t->epoch;
-    s->value = before_run && (a.kind & ACCESS_STORE) ? 0 : read_value(waddr, wlen);
-    s->armed = 1;
+    *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a.fp,
+                       .value = value, .ctx = ctx, .sample_pc = a.pc, .seen = s->seen,
+                       .epoch = t->epoch };
     if (arm(t, slot) < 0) {
-        watch_release(&t->watch, slot);
+        release(t, slot);   /* disables whatever the slot watched before */
         t->drops[DROP_UNREADABLE]++;
         return;
     }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "native.h"
 
@@ -80,7 +82,34 @@ static void on_fork_child(void)
 
 static void on_exit_write_all(void)
 {
-    engine_shutdown();
+    /* In a JVM the agent writes at VMDeath; a JVM calling _exit is dying. */
+    if (profiling_natively && engine_owns_process())
+        engine_shutdown();
+}
+
+/* _exit skips atexit, and forked children usually end with it: write the
+ * profiles first. Not in a vfork child, which runs on the parent's memory
+ * (engine_owns_process tells). */
+typedef void (*exit_fn)(int);
+
+__attribute__((noreturn)) static void exit_after_writing(const char *name, int status)
+{
+    exit_fn real = (exit_fn)dlsym(RTLD_NEXT, name);
+    on_exit_write_all();
+    if (real)
+        real(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+void _exit(int status)
+{
+    exit_after_writing("_exit", status);
+}
+
+void _Exit(int status)
+{
+    exit_after_writing("_Exit", status);
 }
 
 __attribute__((constructor)) static void preload_start(void)
