@@ -1,0 +1,34 @@
+/*
+ * decode_internal.h - what decode.c shares with decode_sweep.c.
+ *
+ * Signal-safe helpers; not for use outside the decoder.
+ */
+#ifndef WASP_DECODE_INTERNAL_H
+#define WASP_DECODE_INTERNAL_H
+
+#include <Zydis/Zydis.h>
+#include "decode.h"
+
+#define DECODE_MAX_LEN 15u           /* architectural x86 instruction limit */
+#define DECODE_SWEEP_MAX (64u * 1024u) /* bound on work per uncached sample */
+#define DECODE_PAGE 4096u            /* smallest x86-64 page: a safe read bound */
+
+typedef struct decode_insn {
+    ZydisDecodedInstruction in;
+    ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+} decode_insn;
+
+extern ZydisDecoder decode_decoder;
+
+int decode_is_ready(void);
+ZyanStatus decode_full(const void *code, size_t len, decode_insn *d);
+/* ucontext greg index of a GPR of any width, -1 if it is not a GPR. */
+int decode_greg(ZydisRegister r);
+int decode_is_rip(ZydisRegister r);
+/* The first explicit operand that really touches memory. */
+enum drop_reason decode_mem_operand(const decode_insn *d, const ZydisDecodedOperand **op);
+/* The access of d at pc with the registers of uc, segment bases added. */
+enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t *uc,
+                             int post_state, mem_access *out);
+
+#endif
