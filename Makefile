@@ -22,9 +22,16 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 all: deps build/bin/wasp build/lib/libwasp.so
 
 # Installs the Debian packages the build needs, only when one is missing.
-DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 openjdk-17-jdk-headless
+DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless
 deps:
 	@./scripts/install-deps $(DEPS_PKGS)
+
+# The HTML report template, compiled into wasp as a byte array.
+build/gen/report_html.h: src/res/report.html | deps
+	@mkdir -p $(dir $@)
+	xxd -i -n report_html $< > $@.tmp && mv $@.tmp $@
+
+build/obj/src/cli/out_html.o: build/gen/report_html.h
 
 build/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -11,6 +11,8 @@
 #include "report.h"
 
 #include "merge.h"
+#include "out_collapsed.h"
+#include "out_html.h"
 #include "out_json.h"
 #include "out_text.h"
 #include "profile.h"
@@ -25,15 +27,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REPORT_USAGE "usage: wasp report DIR [--format text|json] [--top N] [--pid PID] [-o FILE]"
+#define REPORT_USAGE "usage: wasp report DIR [--format text|json|html|collapsed] [--top N] " \
+                     "[--side watch|trap] [--pid PID] [-o FILE]"
 #define REPORT_MAX_DEPTH 4  /* DIR/<pid>/<tid>.wasp needs 2; deeper is a mistake or a loop */
 
-enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON };
+enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON, REPORT_HTML, REPORT_COLLAPSED };
+
+/* -o FILE picks the format by extension, as async-profiler does. */
+static const struct { const char *name, *ext; enum report_format format; } report_formats[] = {
+    { "text", ".txt", REPORT_TEXT },
+    { "json", ".json", REPORT_JSON },
+    { "html", ".html", REPORT_HTML },
+    { "collapsed", ".collapsed", REPORT_COLLAPSED },
+};
+#define REPORT_NFORMATS (sizeof report_formats / sizeof report_formats[0])
 
 typedef struct report_opts {
     const char *dir;
     const char *out;        /* NULL or "-": stdout */
     enum report_format format;
+    enum collapsed_side side;
     size_t top;
     int top_set;
     int64_t pid;
@@ -80,9 +93,16 @@ static int report_option(report_opts *o, const char *name, const char *val)
 {
     uint64_t n;
     if (!strcmp(name, "--format")) {
-        if (!strcmp(val, "text")) o->format = REPORT_TEXT;
-        else if (!strcmp(val, "json")) o->format = REPORT_JSON;
-        else return report_usage_error("--format must be text or json, not '%s'", val);
+        size_t k = 0;
+        while (k < REPORT_NFORMATS && strcmp(val, report_formats[k].name) != 0) k++;
+        if (k == REPORT_NFORMATS)
+            return report_usage_error("--format must be text, json, html or collapsed, not '%s'",
+                                      val);
+        o->format = report_formats[k].format;
+    } else if (!strcmp(name, "--side")) {
+        if (!strcmp(val, "watch")) o->side = COLLAPSED_WATCH;
+        else if (!strcmp(val, "trap")) o->side = COLLAPSED_TRAP;
+        else return report_usage_error("--side must be watch or trap, not '%s'", val);
     } else if (!strcmp(name, "--top")) {
         if (report_number(val, &n) != 0 || n > SIZE_MAX)
             return report_usage_error("--top needs a count, not '%s'", val);
@@ -103,7 +123,8 @@ static int report_option(report_opts *o, const char *name, const char *val)
  * 1 when help was printed, or 2 on a usage error. */
 static int report_parse(report_opts *o, int argc, char **argv)
 {
-    static const char *const with_value[] = { "--format", "--top", "--pid", "-o", "--output" };
+    static const char *const with_value[] = { "--format", "--top", "--pid", "--side", "-o",
+                                              "--output" };
     int positional_only = 0;
     memset(o, 0, sizeof *o);
     for (int i = 1; i < argc; i++) {
@@ -116,13 +137,13 @@ static int report_parse(report_opts *o, int argc, char **argv)
         if (!strcmp(a, "--")) { positional_only = 1; continue; }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { printf("%s\n", REPORT_USAGE); return 1; }
         size_t k = 0, nlen = strcspn(a, "=");
-        while (k < 5 && (strlen(with_value[k]) != nlen || strncmp(a, with_value[k], nlen)))
+        while (k < 6 && (strlen(with_value[k]) != nlen || strncmp(a, with_value[k], nlen)))
             k++;
-        if (k == 5) return report_usage_error("unknown option '%s'", a);
+        if (k == 6) return report_usage_error("unknown option '%s'", a);
         const char *val = a[nlen] == '=' ? a + nlen + 1 : NULL;
         if (!val && i + 1 >= argc) return report_usage_error("option %s needs a value", a);
         if (!val) val = argv[++i];
-        if (report_option(o, k >= 3 ? "-o" : with_value[k], val) != 0) return 2;
+        if (report_option(o, k >= 4 ? "-o" : with_value[k], val) != 0) return 2;
     }
     if (!o->dir) return report_usage_error("%s", "missing run directory");
     return 0;
@@ -236,15 +257,34 @@ static int report_load(merge_model *m, const report_paths *ps, const report_opts
     return 0;
 }
 
-static int report_render(FILE *f, const merge_model *m, int json, const report_opts *o)
+static int report_render(FILE *f, const merge_model *m, enum report_format format,
+                         const report_opts *o)
 {
-    size_t top = o->top_set ? o->top : (json ? 0 : 10);
-    return json ? json_write_report(f, m, top) : text_write_report(f, m, top);
+    switch (format) {
+    case REPORT_JSON: return json_write_report(f, m, o->top_set ? o->top : 0);
+    case REPORT_HTML: return html_write_report(f, m, o->top_set ? o->top : HTML_DEFAULT_TOP);
+    case REPORT_COLLAPSED: return collapsed_write_report(f, m, o->side);
+    default: return text_write_report(f, m, o->top_set ? o->top : 10);
+    }
+}
+
+/* --format, else the extension of -o FILE, else text. */
+static enum report_format report_pick_format(const report_opts *o, int to_stdout)
+{
+    if (o->format != REPORT_AUTO) return o->format;
+    if (to_stdout) return REPORT_TEXT;
+    size_t n = strlen(o->out);
+    for (size_t k = 0; k < REPORT_NFORMATS; k++) {
+        size_t e = strlen(report_formats[k].ext);
+        if (n > e && !strcmp(o->out + n - e, report_formats[k].ext))
+            return report_formats[k].format;
+    }
+    return REPORT_TEXT;
 }
 
 /* Writes next to the target and renames, so a reader of -o FILE never sees
  * a partial report. */
-static int report_publish(const merge_model *m, int json, const report_opts *o)
+static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
 {
     size_t len = strlen(o->out) + 32;
     char *tmp = malloc(len);
@@ -256,7 +296,7 @@ static int report_publish(const merge_model *m, int json, const report_opts *o)
         free(tmp);
         return -1;
     }
-    int bad = report_render(f, m, json, o) != 0 || fflush(f) != 0;
+    int bad = report_render(f, m, format, o) != 0 || fflush(f) != 0;
     int saved = errno;
     if (fclose(f) != 0 && !bad) { bad = 1; saved = errno; }
     if (!bad && rename(tmp, o->out) != 0) { bad = 1; saved = errno; }
@@ -271,13 +311,9 @@ static int report_publish(const merge_model *m, int json, const report_opts *o)
 static int report_output(const merge_model *m, const report_opts *o)
 {
     int to_stdout = !o->out || !strcmp(o->out, "-");
-    int json = o->format == REPORT_JSON;
-    if (o->format == REPORT_AUTO && !to_stdout) {
-        size_t n = strlen(o->out);
-        json = n >= 5 && !strcmp(o->out + n - 5, ".json");
-    }
-    if (!to_stdout) return report_publish(m, json, o);
-    if (report_render(stdout, m, json, o) != 0 || fflush(stdout) != 0) {
+    enum report_format format = report_pick_format(o, to_stdout);
+    if (!to_stdout) return report_publish(m, format, o);
+    if (report_render(stdout, m, format, o) != 0 || fflush(stdout) != 0) {
         report_error("stdout: %s", strerror(errno ? errno : EIO));
         return -1;
     }

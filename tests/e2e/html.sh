@@ -1,0 +1,73 @@
+#!/bin/sh
+# tests/e2e/html.sh - the HTML report and collapsed stacks of a real run.
+#
+# Profiles tests/e2e/html_case.c (a planted silent store between fill_row
+# and reset_row) with `wasp run`, writes `wasp report -o report.html`,
+# `.json` and `.collapsed`, checks the collapsed stacks' syntax and totals,
+# then opens the page in headless Chromium through the DevTools protocol
+# (tests/e2e/html/check.py): the top pair's functions on the page, selecting
+# a pair, sorting, graph search and zoom, a hostile name rendered as text,
+# the disassembly hook, and no console error or network request.
+#
+# Installs what it needs on Debian 12 (gcc, make, python3, chromium) and
+# builds wasp. Prints "ok html" or "FAIL html: reason"; exits 0 or 1.
+# WASP_HTML_KEEP=1 keeps the temporary directory.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+WASP=$ROOT/build/bin/wasp
+
+fail() { echo "FAIL html: $*"; exit 1; }
+
+missing=""
+for need in gcc:gcc make:make python3:python3 chromium:chromium; do
+    command -v "${need%%:*}" >/dev/null 2>&1 || missing="$missing ${need#*:}"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+    { $SUDO apt-get update -qq &&
+      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; } \
+        >/dev/null 2>&1 || fail "could not install$missing with apt-get"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/wasp-html.XXXXXX") || fail "mktemp failed"
+if [ "${WASP_HTML_KEEP:-0}" = 1 ]; then echo "# keeping $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
+
+make -C "$ROOT" all >"$TMP/make.log" 2>&1 ||
+    fail "make failed: $(grep -m 1 -E 'error|Error' "$TMP/make.log" || tail -n 1 "$TMP/make.log")"
+gcc -O1 -g -fno-tree-vectorize -fno-inline -o "$TMP/html_case" "$ROOT/tests/e2e/html_case.c" \
+    2>"$TMP/cc.log" || fail "gcc failed: $(head -n 1 "$TMP/cc.log")"
+timeout 120 "$WASP" run --mode silent-store --interval 1ms -o "$TMP/prof" -- "$TMP/html_case" \
+    >"$TMP/run.log" 2>&1 || fail "wasp run failed: $(tail -n 1 "$TMP/run.log")"
+for ext in html json collapsed; do
+    "$WASP" report "$TMP/prof" -o "$TMP/report.$ext" 2>"$TMP/report.log" ||
+        fail "wasp report -o report.$ext failed: $(tail -n 1 "$TMP/report.log")"
+done
+
+# Collapsed stacks: "root;...;leaf COUNT" lines summing to all wasteful bytes.
+msg=$(python3 - "$TMP/report.collapsed" "$TMP/report.json" <<'PY'
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+report = json.load(open(sys.argv[2]))
+t = report["totals"]
+total = 0
+for l in lines:
+    m = re.fullmatch(r"([^;\s][^;]*(?:;[^;]+)*) (\d+)", l)
+    if not m:
+        sys.exit("bad collapsed line %r" % l)
+    total += int(m.group(2))
+if total != t["wasteful_bytes"] + t["approx_bytes"]:
+    sys.exit("collapsed stacks sum to %d, the report to %d" % (total, t["wasteful_bytes"] + t["approx_bytes"]))
+if not any(";fill_row (" in l for l in lines) or not any(";reset_row (" in l for l in lines):
+    sys.exit("fill_row or reset_row missing from the collapsed stacks")
+if not lines[0].startswith("_start"):
+    sys.exit("stacks are not root first: %r" % lines[0])
+print("%d stacks" % len(lines))
+PY
+) || fail "$msg"
+
+out=$(timeout 100 python3 "$ROOT/tests/e2e/html/check.py" "$TMP/report.html" "$TMP/report.json" 2>&1)
+rc=$?
+[ $rc = 124 ] && fail "the browser check timed out"
+[ $rc = 0 ] || fail "$(echo "$out" | tail -n 1)"
+echo "ok html  # $out; $msg; $(wc -c <"$TMP/report.html") bytes"

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""check.py - checks a `wasp report -o X.html` page in headless Chromium.
+
+usage: check.py REPORT.html REPORT.json
+
+REPORT.json is `wasp report --format json` of the same run: the truth the
+page is compared with. Loads the page three times:
+
+1. as written: the top pair's function names are on the page; the table has
+   one row per embedded pair; clicking another pair (a real mouse click)
+   shows its two contexts side by side with file:line; sorting by a column
+   reorders the rows; searching the graph highlights exactly the boxes whose
+   label holds the query and reports the matched share; clicking a box zooms.
+2. with a hostile function name put into its data: it shows as text, and no
+   element, script or dialog comes out of it.
+3. with a disassembly blob put into its data (the hook the JVM front end
+   will fill): the code panel lists it, highlights the accessing
+   instruction, and switches AT&T/Intel.
+
+Every load must finish with no console error, no uncaught exception and no
+network request. Prints what it checked (exit 0) or the first failure
+(exit 1).
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+
+class Fail(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+DATA_RE = re.compile(r'(<script type="application/json" id="wasp-data">)(.*?)(</script>)', re.S)
+
+
+def page_data(html):
+    m = DATA_RE.search(html)
+    expect(m, "no wasp-data script element in the page")
+    expect("<" not in m.group(2), "a raw '<' inside the embedded JSON")
+    return json.loads(m.group(2))
+
+
+def with_data(html, data):
+    """The page with other data, embedded the way out_html.c does it."""
+    text = json.dumps(data, separators=(",", ":")).replace("<", "\\u003c")
+    return DATA_RE.sub(lambda m: m.group(1) + text + m.group(3), html, count=1)
+
+
+def load(b, path):
+    b.navigate("file://" + os.path.abspath(path))
+    b.settle()
+    expect(b.eval("document.getElementById('fatal').hidden"), "the page says it has no data")
+
+
+def no_problems(b, when):
+    b.settle()
+    expect(not b.problems, "%s: %s" % (when, "; ".join(b.problems[:3])))
+
+
+def leaf(side):
+    f = side["frames"][0]
+    return f["function"], os.path.basename(f["file"]), f["line"]
+
+
+def check_report(b, report, html_path):
+    load(b, html_path)
+    text = b.eval("document.body.innerText")
+    top = report["pairs"][0]
+    for side in ("watch", "trap"):
+        expect(leaf(top[side])[0] in text, "top pair's %s function %s not on the page"
+               % (side, leaf(top[side])[0]))
+    rows = b.eval("document.querySelectorAll('#pairs tbody tr').length")
+    expect(rows == len(report["pairs"]), "%d table rows for %d pairs" % (rows, len(report["pairs"])))
+    expect("#1 " in b.eval("document.getElementById('detail-title').textContent"),
+           "the top pair is not selected on load")
+
+    # Selecting: a real click on the last row shows that pair in both columns.
+    n = len(report["pairs"])
+    b.click("#pairs tbody tr:nth-child(%d) td:nth-child(2)" % n)
+    title = b.eval("document.getElementById('detail-title').textContent")
+    expect(title.startswith("#%d " % n), "after clicking row %d the detail shows %r" % (n, title))
+    expect(b.eval("document.querySelector('#pairs tbody tr:nth-child(%d)').classList.contains('sel')"
+                  % n), "the clicked row is not marked selected")
+    q = report["pairs"][n - 1]
+    for side, box in (("watch", "detail-watch"), ("trap", "detail-trap")):
+        fn, file, line = leaf(q[side])
+        first = b.eval("(() => { const li = document.querySelector('#%s ol.stack li');"
+                       " return li ? li.innerText : ''; })()" % box)
+        expect(fn in first and "%s:%d" % (file, line) in first,
+               "the %s column's leaf frame reads %r, not %s %s:%d" % (side, first, fn, file, line))
+        frames = b.eval("document.querySelectorAll('#%s ol.stack li').length" % box)
+        expect(frames == len(q[side]["frames"]), "the %s column shows %d frames of %d"
+               % (side, frames, len(q[side]["frames"])))
+        insn = q[side]["instruction"]
+        expect(insn in b.eval("document.querySelector('#%s .code').innerText" % box),
+               "the %s code panel lacks the instruction %r" % (side, insn))
+    heads = b.eval("[...document.querySelectorAll('.side > h4')].map(h => h.textContent)")
+    expect(len(heads) == 2 and "C1" in heads[0] and "C2" in heads[1],
+           "the detail is not two columns C1 | C2: %r" % heads)
+
+    # Sorting by bytes, then back by rank.
+    b.click("#pairs th[data-key=bytes] button")
+    col = b.eval("(() => { const i = [...document.querySelectorAll('#pairs th:not([hidden])')]"
+                 ".findIndex(th => th.dataset.key === 'bytes');"
+                 " return [...document.querySelectorAll('#pairs tbody tr')].map(r =>"
+                 " +r.cells[i].textContent.replace(/,/g, '')); })()")
+    expect(col == sorted(col, reverse=True), "sorting by bytes gave %r" % col[:10])
+
+    # Searching the graph for the top pair's wasteful-side function.
+    query = leaf(top["watch" if report["mode"] == "dead-store" else "trap"])[0]
+    b.type_into("#fl-search", query)
+    b.settle()
+    found = b.eval("[...document.querySelectorAll('#flame .fr.match')].map(e => e.textContent)")
+    expect(found, "searching the graph for %r highlights nothing" % query)
+    expect(all(query.lower() in t.lower() for t in found),
+           "search for %r highlighted unrelated boxes %r" % (query, found[:5]))
+    unmarked = b.eval("[...document.querySelectorAll('#flame .fr:not(.match)')]"
+                      ".filter(e => e.textContent.toLowerCase().includes(%s)).length"
+                      % json.dumps(query.lower()))
+    expect(unmarked == 0, "%d boxes holding %r are not highlighted" % (unmarked, query))
+    matched = b.eval("document.getElementById('fl-matched').textContent")
+    m = re.search(r"matched ([0-9.]+)%", matched)
+    expect(m and float(m.group(1)) > 0, "the matched share reads %r" % matched)
+
+    # Zooming into the searched box: it then spans the whole width.
+    b.click("#flame .fr.match")
+    width = b.eval("(() => { const e = [...document.querySelectorAll('#flame .fr:not(.anc)')][0];"
+                   " return e ? e.style.width + ' ' + e.textContent : ''; })()")
+    expect(width.startswith("100%") and query in width, "zooming shows %r first" % width)
+    b.eval("document.getElementById('tab-watch').click()")
+    expect(b.eval("document.querySelectorAll('#flame .fr').length") > 2, "the C1 graph is empty")
+    no_problems(b, "report page")
+    boxes = "%d box%s" % (len(found), "" if len(found) == 1 else "es")
+    return "%d pairs, clicked #%d, %s match %r (%s)" % (rows, n, boxes, query, matched.split(" (")[0])
+
+
+def check_hostile(b, html, tmp):
+    evil = '<img src=x onerror=alert(1)><script>alert(2)</script>&amp;"\u2028'
+    data = page_data(html)
+    fi = data["contexts"][data["pairs"][0][0]][0][0]
+    data["strings"][data["frames"][fi][0]] = evil
+    path = os.path.join(tmp, "hostile.html")
+    with open(path, "w") as f:
+        f.write(with_data(html, data))
+    load(b, path)
+    cells = b.eval("[...document.querySelectorAll('#pairs tbody tr:first-child td')]"
+                   ".map(td => td.textContent)")
+    expect(any(evil in c for c in cells), "the hostile name is not shown as text: %r" % cells)
+    expect(b.eval("document.querySelectorAll('img').length") == 0, "the name made an <img>")
+    expect(b.eval("document.scripts.length") == 2, "the name made a <script>")
+    no_problems(b, "hostile page")
+
+
+def check_code_hook(b, html, tmp):
+    data = page_data(html)
+    wi, ti = data["pairs"][0][0], data["pairs"][0][1]
+    data["code"] = [{"name": "Demo.kernel(long[])", "file": "Demo.java", "insns": [
+        ["0x7f0000001000", 10, "push %rbp", "push rbp"],
+        ["0x7f0000001004", 11, "mov %rax,0x10(%rsi)", "mov qword ptr [rsi+0x10], rax"],
+        ["0x7f0000001008", 11, "add $0x1,%rax", "add rax, 0x1"],
+        ["0x7f000000100c", 12, "mov %rax,0x18(%rsi)", "mov qword ptr [rsi+0x18], rax"]]}]
+    data["contexts"][ti][2:] = [0, "0x7f000000100c"]
+    data["contexts"][wi][2:] = [0, "0x7f0000001004"]     # wins when C1 is C2
+    path = os.path.join(tmp, "code.html")
+    with open(path, "w") as f:
+        f.write(with_data(html, data))
+    load(b, path)
+    hit = b.eval("document.querySelector('#detail-watch .code .row.hit').textContent")
+    expect("mov %rax,0x10(%rsi)" in hit, "the watch instruction is not highlighted: %r" % hit)
+    if wi != ti:
+        other = b.eval("(document.querySelector('#detail-watch .code .row.other') || {}).textContent")
+        expect(other and "0x18(%rsi)" in other, "the trap instruction is not marked: %r" % other)
+    src = b.eval("[...document.querySelectorAll('#detail-watch .code .row.src')].map(e => e.textContent)")
+    expect(src == ["Demo.java:10", "Demo.java:11", "Demo.java:12"], "source lines %r" % src)
+    b.click("#detail-watch .code button:nth-of-type(2)")
+    hit = b.eval("document.querySelector('#detail-watch .code .row.hit').textContent")
+    expect("qword ptr [rsi+0x10]" in hit, "Intel syntax did not switch: %r" % hit)
+    no_problems(b, "code-hook page")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    html_path, json_path = sys.argv[1:]
+    with open(json_path) as f:
+        report = json.load(f)
+    with open(html_path) as f:
+        html = f.read()
+    binary = cdp.find_chromium()
+    if not binary:
+        print("no chromium on PATH")
+        return 1
+    if not report["pairs"]:
+        print("the run found no pairs; nothing to check")
+        return 1
+    b = cdp.Browser(binary)
+    try:
+        with tempfile.TemporaryDirectory(prefix="wasp-html.") as tmp:
+            b.open_page()
+            what = check_report(b, report, html_path)
+            check_hostile(b, html, tmp)
+            check_code_hook(b, html, tmp)
+        print(what)
+        return 0
+    except (Fail, cdp.CdpError) as e:
+        print(e)
+        return 1
+    finally:
+        b.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

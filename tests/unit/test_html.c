@@ -1,0 +1,372 @@
+/*
+ * test_html.c - the HTML and collapsed report writers (out_html.c,
+ * out_collapsed.c) and their selection in `wasp report`: hostile names stay
+ * text, the template is filled once, a 100k-pair run gives a small file
+ * fast with the cap said in the data, collapsed stacks are root first with
+ * the separator kept out of names, and -o picks the format by extension.
+ */
+#include "harness.h"
+#include "merge.h"
+#include "out_collapsed.h"
+#include "out_html.h"
+#include "profile.h"
+#include "report.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- building models in memory ---- */
+
+typedef struct fake {
+    prof_frame *frames;   size_t nframes;
+    prof_context *ctxs;   size_t nctxs;
+    uint32_t *ids;        size_t nids;
+    prof_pair *pairs;     size_t npairs;
+} fake;
+
+static uint32_t fake_frame(fake *f, const char *fn, const char *file, uint32_t line,
+                           const char *insn)
+{
+    f->frames[f->nframes] = (prof_frame){ (char *)fn, (char *)file, line, "/bin/x",
+                                          0x1000 + f->nframes, (char *)insn };
+    return (uint32_t)f->nframes++;
+}
+
+/* A context of the given frames, leaf first. */
+static uint32_t fake_ctx(fake *f, size_t n, const uint32_t *frames)
+{
+    uint32_t *ids = &f->ids[f->nids];
+    memcpy(ids, frames, n * sizeof *ids);
+    f->nids += n;
+    f->ctxs[f->nctxs] = (prof_context){ (uint32_t)n, ids };
+    return (uint32_t)f->nctxs++;
+}
+
+static void fake_pair(fake *f, uint32_t w, uint32_t t, uint64_t wasteful, uint64_t approx)
+{
+    f->pairs[f->npairs++] = (prof_pair){ w, t, 1, wasteful + approx + 8, wasteful, approx };
+}
+
+static void fake_alloc(fake *f, size_t frames, size_t ctxs, size_t pairs)
+{
+    memset(f, 0, sizeof *f);
+    f->frames = calloc(frames, sizeof *f->frames);
+    f->ctxs = calloc(ctxs, sizeof *f->ctxs);
+    f->ids = calloc(ctxs * 4, sizeof *f->ids);
+    f->pairs = calloc(pairs, sizeof *f->pairs);
+}
+
+static void fake_free(fake *f)
+{
+    free(f->frames);
+    free(f->ctxs);
+    free(f->ids);
+    free(f->pairs);
+}
+
+static int fake_model(merge_model *m, const fake *f, const char *mode)
+{
+    prof_stat stats[] = { { "samples", 100 }, { "traps", 10 }, { "sample_ns", 500000 },
+                          { "trap_ns", 100000 }, { "drop.not_memory", 3 } };
+    profile p = { 0 };
+    snprintf(p.mode, sizeof p.mode, "%s", mode);
+    strcpy(p.sampler, "software");
+    p.pid = p.tid = 42;
+    p.thread_name = p.command = "";
+    p.interval = 1000000;
+    p.fp_tolerance = 0.01;
+    p.stats = stats; p.nstats = sizeof stats / sizeof stats[0];
+    p.frames = f->frames; p.nframes = f->nframes;
+    p.contexts = f->ctxs; p.ncontexts = f->nctxs;
+    p.pairs = f->pairs; p.npairs = f->npairs;
+    char err[256];
+    merge_init(m);
+    if (merge_add(m, &p, "memory", err, sizeof err) != 0) {
+        fprintf(stderr, "  %s\n", err);
+        return -1;
+    }
+    merge_finish(m);
+    return 0;
+}
+
+/* Renders with fn into a heap string. */
+typedef int (*render_fn)(FILE *, const merge_model *, size_t);
+
+static char *render(render_fn fn, const merge_model *m, size_t arg, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    if (!f) return NULL;
+    int rc = fn(f, m, arg);
+    fclose(f);
+    if (rc != 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int collapsed_fn(FILE *f, const merge_model *m, size_t side)
+{
+    return collapsed_write_report(f, m, (enum collapsed_side)side);
+}
+
+static size_t count_of(const char *doc, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = doc; (p = strstr(p, needle)) != NULL; p += strlen(needle)) n++;
+    return n;
+}
+
+/* Nodes of one icicle tree in the data: "[code,wasteful,approx" from the
+ * tree's "root": up to the next tree or the end of the flame object. */
+static size_t tree_nodes(const char *doc, const char *name)
+{
+    char key[32];
+    snprintf(key, sizeof key, "\"%s\":{\"threshold\"", name);
+    const char *at = strstr(doc, key), *end = at ? strstr(at + 1, "}") : NULL;
+    size_t n = 0;
+    for (const char *p = at; p && p < end; p++) {
+        long long code;
+        unsigned long long w, a;
+        if (*p == '[' && (sscanf(p, "[%lld,%llu,%llu", &code, &w, &a) == 3 ||
+                          sscanf(p, "[null,%llu,%llu", &w, &a) == 2))
+            n++;
+    }
+    return n;
+}
+
+/* ---- HTML ---- */
+
+static const char *const HOSTILE = "<script>alert(1)</script>";
+
+TEST(hostile_names_are_escaped)
+{
+    fake f;
+    merge_model m;
+    fake_alloc(&f, 8, 4, 2);
+    uint32_t evil = fake_frame(&f, HOSTILE, "a\"b</script><!--.c", 3, "mov <%rax>,(%rdx)");
+    uint32_t bad = fake_frame(&f, "bad\xff utf8 \xe2\x80\xa8 sep", "&amp;.c", 4,
+                              "movq %rax,(%rdx)");
+    uint32_t main_ = fake_frame(&f, "main", "x.c", 9, "");
+    uint32_t c1 = fake_ctx(&f, 2, (uint32_t[]){ evil, main_ });
+    uint32_t c2 = fake_ctx(&f, 2, (uint32_t[]){ bad, main_ });
+    fake_pair(&f, c1, c2, 64, 0);
+    if (fake_model(&m, &f, "silent-store") != 0) { CHECK(0); return; }
+    size_t len;
+    char *doc = render(html_write_report, &m, 0, &len);
+    CHECK(doc != NULL);
+    if (doc) {
+        /* The only tags are the template's own: two script elements. */
+        CHECK_EQ_U(count_of(doc, "<script"), 2);
+        CHECK_EQ_U(count_of(doc, "</script>"), 2);
+        CHECK(strstr(doc, "alert(1)</script>") == NULL);
+        CHECK(strstr(doc, "\"\\u003cscript\\u003ealert(1)\\u003c/script\\u003e\"") != NULL);
+        CHECK(strstr(doc, "\"a\\\"b\\u003c/script\\u003e\\u003c!--.c\"") != NULL);
+        CHECK(strstr(doc, "\"mov \\u003c%rax\\u003e,(%rdx)\"") != NULL);
+        CHECK(strstr(doc, "\"bad\\ufffd utf8 \\u2028 sep\"") != NULL);
+        CHECK(strstr(doc, "\"\\u0026amp;.c\"") != NULL);
+        CHECK(strstr(doc, "@WASP_DATA@") == NULL);
+        CHECK(strncmp(doc, "<!DOCTYPE html>", 15) == 0);
+        CHECK(len > 7 && strcmp(doc + len - 8, "</html>\n") == 0);
+        CHECK(strstr(doc, "\"pairs_total\":1,\"pairs_shown\":1") != NULL);
+    }
+    free(doc);
+    merge_free(&m);
+    fake_free(&f);
+}
+
+TEST(empty_run_still_renders)
+{
+    fake f;
+    merge_model m;
+    fake_alloc(&f, 1, 1, 1);
+    if (fake_model(&m, &f, "dead-store") != 0) { CHECK(0); return; }
+    char *doc = render(html_write_report, &m, 0, &(size_t){ 0 });
+    CHECK(doc != NULL);
+    if (doc) {
+        CHECK(strstr(doc, "\"pairs\":[]") != NULL);
+        CHECK(strstr(doc, "\"watch\":{\"threshold\":1,\"hidden\":0,\"root\":[null,0,0]}") != NULL);
+    }
+    free(doc);
+    merge_free(&m);
+    fake_free(&f);
+}
+
+/* 100k pairs of distinct contexts: the first 9000 heavy enough (1/9000 of
+ * the waste each) that the graph's node cap, not the width rule, must cut. */
+#define BIG 100000
+#define HEAVY 9000
+
+TEST(large_profile_is_capped_and_fast)
+{
+    static char names[BIG][16];
+    fake f;
+    merge_model m;
+    fake_alloc(&f, BIG + 102, BIG, BIG);
+    uint32_t main_ = fake_frame(&f, "main", "big.c", 1, "");
+    uint32_t mid[100];
+    for (int i = 0; i < 100; i++)
+        mid[i] = fake_frame(&f, "dispatch", "big.c", 10 + (uint32_t)i, "");
+    for (size_t i = 0; i < BIG; i++) {
+        snprintf(names[i], sizeof names[i], "leaf_%zu", i);
+        uint32_t leaf = fake_frame(&f, names[i], "big.c", 1000 + (uint32_t)i, "movq %rax,(%rdx)");
+        fake_ctx(&f, 3, (uint32_t[]){ leaf, mid[i % 100], main_ });
+    }
+    for (size_t i = 0; i < BIG; i++)
+        fake_pair(&f, (uint32_t)i, (uint32_t)((i + 1) % BIG), i < HEAVY ? 1000000 + i : 1, 0);
+    if (fake_model(&m, &f, "silent-store") != 0) { CHECK(0); return; }
+
+    struct timespec t0, t1;
+    size_t len = 0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char *doc = render(html_write_report, &m, HTML_DEFAULT_TOP, &len);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    CHECK(doc != NULL);
+    if (doc) {
+        printf("  100k pairs: %zu bytes of HTML in %.3f s\n", len, secs);
+        CHECK(secs < 2.0);
+        CHECK(len < 2 * 1024 * 1024);
+        CHECK(strstr(doc, "\"pairs_total\":100000,\"pairs_shown\":2000") != NULL);
+        /* Names only of what is shown: the 2000 pairs' 2001 leaves and the
+         * graphs' at most 8000 nodes, not all 100k. */
+        size_t leaves = count_of(doc, "\"leaf_");
+        CHECK(leaves >= 2001 && leaves <= 2001 + 8000);
+        size_t nw = tree_nodes(doc, "watch"), nt = tree_nodes(doc, "trap");
+        CHECK(nw > 4000 && nw <= 8001);
+        CHECK(nt > 4000 && nt <= 8001);
+        CHECK(strstr(doc, "\"hidden\":0,") == NULL);
+    }
+    free(doc);
+    merge_free(&m);
+    fake_free(&f);
+}
+
+/* ---- collapsed ---- */
+
+TEST(collapsed_stacks_are_root_first)
+{
+    fake f;
+    merge_model m;
+    fake_alloc(&f, 8, 4, 4);
+    uint32_t a = fake_frame(&f, "store;er", "a.c", 5, "movq %rax,(%rdx)");
+    uint32_t b = fake_frame(&f, "kill\ner", "b.c", 6, "movl %eax,(%rcx)");
+    uint32_t main_ = fake_frame(&f, "main", "m.c", 9, "");
+    uint32_t ca = fake_ctx(&f, 2, (uint32_t[]){ a, main_ });
+    uint32_t cb = fake_ctx(&f, 2, (uint32_t[]){ b, main_ });
+    fake_pair(&f, ca, cb, 24, 8);
+    fake_pair(&f, cb, cb, 16, 0);
+    if (fake_model(&m, &f, "silent-store") != 0) { CHECK(0); return; }
+    char *watch = render(collapsed_fn, &m, COLLAPSED_WATCH, &(size_t){ 0 });
+    char *trap = render(collapsed_fn, &m, COLLAPSED_TRAP, &(size_t){ 0 });
+    char *deflt = render(collapsed_fn, &m, COLLAPSED_WASTEFUL, &(size_t){ 0 });
+    CHECK_STR(watch, "main (m.c:9);store:er (a.c:5);[movq %rax,(%rdx)] 32\n"
+                     "main (m.c:9);kill?er (b.c:6);[movl %eax,(%rcx)] 16\n");
+    CHECK_STR(trap, "main (m.c:9);kill?er (b.c:6);[movl %eax,(%rcx)] 48\n");
+    CHECK_STR(deflt, trap);     /* a silent store wastes at C2 */
+    CHECK_EQ_U(collapsed_wasteful_side("dead-store"), COLLAPSED_WATCH);
+    CHECK_EQ_U(collapsed_wasteful_side("silent-load"), COLLAPSED_TRAP);
+    free(watch);
+    free(trap);
+    free(deflt);
+    merge_free(&m);
+    fake_free(&f);
+}
+
+/* ---- wasp report -o ---- */
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[4][512];
+    static int next;
+    char *b = buf[next++ & 3];
+    snprintf(b, sizeof buf[0], "%s/%s", tmpdir, name);
+    return b;
+}
+
+static int report(const char *a, const char *b, const char *c, const char *d, const char *e)
+{
+    char *argv[] = { "report", (char *)a, (char *)b, (char *)c, (char *)d, (char *)e, NULL };
+    int argc = 1;
+    while (argv[argc]) argc++;
+    return report_main(argc, argv);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 20);
+    if (buf) fread(buf, 1, (1 << 20) - 1, f);
+    fclose(f);
+    return buf;
+}
+
+TEST(format_follows_extension_unless_given)
+{
+    fake f;
+    fake_alloc(&f, 4, 2, 1);
+    uint32_t a = fake_frame(&f, "fill", "c.c", 3, "movq %rax,(%rdx)");
+    uint32_t c = fake_ctx(&f, 1, &a);
+    fake_pair(&f, c, c, 8, 0);
+    profile p = { 0 };
+    strcpy(p.mode, "silent-store");
+    strcpy(p.sampler, "software");
+    p.pid = p.tid = 7;
+    p.thread_name = p.command = "";
+    p.frames = f.frames; p.nframes = f.nframes;
+    p.contexts = f.ctxs; p.ncontexts = f.nctxs;
+    p.pairs = f.pairs; p.npairs = f.npairs;
+    char err[256];
+    mkdir(tmp_path("run"), 0755);
+    CHECK(profile_write(&p, tmp_path("run/7.wasp"), err, sizeof err) == 0);
+    const char *run = strdup(tmp_path("run"));
+
+    CHECK_EQ_U(report(run, "-o", tmp_path("r.html"), NULL, NULL), 0);
+    char *doc = slurp(tmp_path("r.html"));
+    CHECK(doc && strncmp(doc, "<!DOCTYPE html>", 15) == 0);
+    free(doc);
+    CHECK_EQ_U(report(run, "-o", tmp_path("r.collapsed"), NULL, NULL), 0);
+    doc = slurp(tmp_path("r.collapsed"));
+    CHECK_STR(doc, "fill (c.c:3);[movq %rax,(%rdx)] 8\n");
+    free(doc);
+    CHECK_EQ_U(report(run, "-o", tmp_path("r.txt"), NULL, NULL), 0);
+    doc = slurp(tmp_path("r.txt"));
+    CHECK(doc && strncmp(doc, "wasp report: silent-store", 25) == 0);
+    free(doc);
+    CHECK_EQ_U(report(run, "--format", "html", "-o", tmp_path("r.json")), 0);
+    doc = slurp(tmp_path("r.json"));
+    CHECK(doc && strncmp(doc, "<!DOCTYPE html>", 15) == 0);
+    free(doc);
+    CHECK_EQ_U(report(run, "--format=collapsed", "--side=watch", "-o", tmp_path("w.txt")), 0);
+    doc = slurp(tmp_path("w.txt"));
+    CHECK_STR(doc, "fill (c.c:3);[movq %rax,(%rdx)] 8\n");
+    free(doc);
+    fprintf(stderr, "  (two usage errors expected below)\n");
+    CHECK_EQ_U(report(run, "--side", "both", NULL, NULL), 2);
+    CHECK_EQ_U(report(run, "--format", "svg", NULL, NULL), 2);
+    free((char *)run);
+    fake_free(&f);
+}
+
+int main(void)
+{
+    const char *t = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/wasp-test-html.XXXXXX", t ? t : "/tmp");
+    if (!mkdtemp(tmpdir)) return 1;
+    RUN(hostile_names_are_escaped);
+    RUN(empty_run_still_renders);
+    RUN(large_profile_is_capped_and_fast);
+    RUN(collapsed_stacks_are_root_first);
+    RUN(format_follows_extension_unless_given);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
+    return HARNESS_EXIT();
+}
