@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "doctor.h"
 #include "report.h"
 #include "run.h"
 
@@ -14,9 +15,11 @@ static void usage(FILE *out)
     fprintf(out,
             "wasp %s - finds dead stores, silent stores and silent loads\n\n"
             "usage:\n"
-            "  wasp run [--mode dead-store|silent-store|silent-load] [--interval T] [--slots 1-4]\n"
-            "           [--fp-tolerance F] [-o DIR] -- CMD [ARGS...]\n"
+            "  wasp run [--mode dead-store|silent-store|silent-load] [--sampler auto|pmu|software]\n"
+            "           [--interval T] [--period N] [--slots 1-4] [--fp-tolerance F] [-o DIR]\n"
+            "           -- CMD [ARGS...]\n"
             "  wasp report DIR [--format text|json] [--top N] [--pid PID] [-o FILE]\n"
+            "  wasp doctor    what this machine supports and what wasp will use\n"
             "  wasp --version | --help\n",
             WASP_VERSION);
 }
@@ -31,6 +34,8 @@ int main(int argc, char **argv)
         return run_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "report") == 0)
         return report_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "doctor") == 0)
+        return doctor_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(stdout);
         return 0;
@@ -39,6 +44,6 @@ int main(int argc, char **argv)
         printf("wasp %s\n", WASP_VERSION);
         return 0;
     }
-    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run or report (wasp --help)\n", argv[1]);
+    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run, report or doctor (wasp --help)\n", argv[1]);
     return 2;
 }

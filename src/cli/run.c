@@ -19,8 +19,11 @@
 #include <unistd.h>
 #include "options.h"
 #include "perf.h"
+#include "pmu_events.h"
+#include "sampler.h"
 
-#define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] [--interval T] " \
+#define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
+                  "[--sampler auto|pmu|software] [--interval T] [--period N] " \
                   "[--slots 1-4] [--fp-tolerance F] [-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
@@ -49,6 +52,7 @@ static const char *flag_key(const char *flag)
     static const char *const map[][2] = {
         { "--mode", "mode" }, { "--interval", "interval" }, { "--slots", "slots" },
         { "--fp-tolerance", "fp-tolerance" }, { "-o", "dir" }, { "--output", "dir" },
+        { "--sampler", "sampler" }, { "--period", "period" },
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(flag, map[i][0]) == 0)
@@ -175,6 +179,17 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR %s\n", err);
         return 2;
     }
+    /* Resolve auto here and hand the answer down, so a run says once, not
+     * once per process, which sampler it uses and why. */
+    const sampler *s = sampler_select(&o, PMU_SYSFS_ROOT, err, sizeof(err));
+    if (!s) {
+        fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
+        return 2;
+    }
+    if (o.sampler == SAMPLER_AUTO && s != &sampler_pmu)
+        fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);
+    if (append_option(&a, "sampler", s->name) < 0)
+        return usage_error("%s", "options too long");
     if (find_library(lib, sizeof(lib)) < 0) {
         fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
         return 2;

@@ -21,6 +21,9 @@ enum drop_reason {
     DROP_SPURIOUS_TRAP,    /* trap whose instruction does not touch the watched bytes */
     DROP_UNREADABLE,       /* watched/sampled memory could not be read */
     DROP_EPOCH,            /* watch armed before a GC (objects may have moved) */
+    DROP_NO_RECORD,        /* PMU signal without a usable sample in the ring buffer */
+    DROP_RING_LOST,        /* PMU samples lost by the kernel or superseded before the handler ran */
+    DROP_INEXACT_IP,       /* PMU sample IP not an exact user-space instruction */
     DROP_REASON_COUNT
 };
 
@@ -31,6 +34,7 @@ static inline const char *drop_reason_name(enum drop_reason r)
         "none", "not_memory", "wrong_kind", "decode_failed", "branch_target",
         "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
         "table_full", "spurious_trap", "unreadable", "epoch",
+        "no_record", "ring_lost", "inexact_ip",
     };
     return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
 }

@@ -19,6 +19,7 @@
 #include "decode.h"
 #include "handler.h"
 #include "perf.h"
+#include "pmu_events.h"
 #include "profile_build.h"
 #include "sampler.h"
 #include "thread.h"
@@ -70,9 +71,18 @@ static int make_pid_dir(char *err, size_t errlen)
 
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen)
 {
+    char why[512];
     engine.opts = *o;
     engine.fe = fe;
-    engine.sampler = &sampler_software;
+    engine.sampler = sampler_select(o, PMU_SYSFS_ROOT, why, sizeof(why));
+    if (!engine.sampler) {
+        snprintf(err, errlen, "hardware sampling unavailable: %s", why);
+        return -1;
+    }
+    /* `wasp run` resolves auto itself and says it once per run; this line
+     * is for a library started another way (e.g. -agentpath). */
+    if (o->sampler == SAMPLER_AUTO && engine.sampler != &sampler_pmu)
+        fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", why);
     if (decode_init() < 0) {
         snprintf(err, errlen, "cannot initialise the instruction decoder — reinstall libzydis4.0");
         return -1;

@@ -12,12 +12,15 @@
 #include <string.h>
 
 static const char *const mode_names[] = { "dead-store", "silent-store", "silent-load" };
+static const char *const sampler_names[] = { "auto", "pmu", "software" };
 
 void options_defaults(wasp_options *o)
 {
     memset(o, 0, sizeof(*o));
     o->mode = MODE_SILENT_STORE;
     o->interval_ns = OPTIONS_DEFAULT_INTERVAL_NS;
+    o->sampler = SAMPLER_AUTO;
+    o->period = OPTIONS_DEFAULT_PERIOD;
     o->slots = OPTIONS_MAX_SLOTS;
     o->fp_tolerance = OPTIONS_DEFAULT_FP_TOLERANCE;
     snprintf(o->dir, sizeof(o->dir), "wasp-out");
@@ -26,6 +29,11 @@ void options_defaults(wasp_options *o)
 const char *options_mode_name(enum wasp_mode m)
 {
     return (unsigned)m < 3 ? mode_names[m] : "unknown";
+}
+
+const char *options_sampler_name(enum wasp_sampler s)
+{
+    return (unsigned)s < 3 ? sampler_names[s] : "unknown";
 }
 
 int options_mode_from_name(const char *name, enum wasp_mode *m)
@@ -61,6 +69,23 @@ int options_parse_duration(const char *text, uint64_t *ns)
     return -1;
 }
 
+int options_parse_count(const char *text, uint64_t *n)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno || v <= 0 || text[0] == '-')
+        return -1;
+    if (*end == 'k' || *end == 'K')
+        v *= 1e3, end++;
+    else if (*end == 'm' || *end == 'M')
+        v *= 1e6, end++;
+    if (*end || v != (double)(uint64_t)v || v > 1e12)
+        return -1;
+    *n = (uint64_t)v;
+    return 0;
+}
+
 static int parse_one(const char *key, const char *val, wasp_options *o, char *err, size_t errlen)
 {
     char *end;
@@ -77,6 +102,26 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
             return 0;
         }
         snprintf(err, errlen, "bad interval '%s' — give a CPU-time period of at least 10us, e.g. 5ms or 500us", val);
+        return -1;
+    }
+    if (strcmp(key, "sampler") == 0) {
+        for (int i = 0; i < 3; i++) {
+            if (strcmp(val, sampler_names[i]) == 0) {
+                o->sampler = (enum wasp_sampler)i;
+                return 0;
+            }
+        }
+        snprintf(err, errlen, "unknown sampler '%s' — use auto, pmu or software", val);
+        return -1;
+    }
+    if (strcmp(key, "period") == 0) {
+        uint64_t n;
+        /* Below ~1000 the signals alone (12-40 us each) would swamp the program. */
+        if (options_parse_count(val, &n) == 0 && n >= 1000 && n <= 4000000000ULL) {
+            o->period = n;
+            return 0;
+        }
+        snprintf(err, errlen, "bad period '%s' — give accesses per PMU sample, 1000 to 4000m, e.g. 1m or 200k", val);
         return -1;
     }
     if (strcmp(key, "slots") == 0) {
@@ -110,7 +155,7 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         o->empty_handler = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
         return 0;
     }
-    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, slots, fp-tolerance, dir", key);
+    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, sampler, period, slots, fp-tolerance, dir", key);
     return -1;
 }
 

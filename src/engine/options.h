@@ -12,14 +12,20 @@
 #include <stdint.h>
 
 enum wasp_mode { MODE_DEAD_STORE, MODE_SILENT_STORE, MODE_SILENT_LOAD };
+enum wasp_sampler { SAMPLER_AUTO, SAMPLER_PMU, SAMPLER_SOFTWARE };
 
 #define OPTIONS_MAX_SLOTS 4
 #define OPTIONS_DEFAULT_INTERVAL_NS 5000000ULL  /* 5 ms of CPU time: see docs/how-it-works.md */
 #define OPTIONS_DEFAULT_FP_TOLERANCE 0.01
+/* Accesses per PMU sample: a store-heavy thread (~2e8 stores/s) gets about
+ * the software default's 200 samples/s; JXPerf used 0.5M-10M (docs/pmu.md). */
+#define OPTIONS_DEFAULT_PERIOD 1000000ULL
 
 typedef struct wasp_options {
     enum wasp_mode mode;
     uint64_t interval_ns;   /* software sampler period in thread CPU time */
+    enum wasp_sampler sampler;
+    uint64_t period;        /* PMU sampler period in events (stores or loads) */
     int slots;              /* debug registers used per thread, 1..4 */
     double fp_tolerance;    /* relative tolerance for approximate FP equality */
     char dir[512];          /* run directory; the process writes into dir/<pid>/ */
@@ -35,7 +41,11 @@ int options_parse(const char *text, wasp_options *o, char *err, size_t errlen);
 /* Parses a duration like "5ms", "200us", "1000000" (ns), "1s". Returns 0/-1. */
 int options_parse_duration(const char *text, uint64_t *ns);
 
+/* Parses a count like "20000", "20k", "1m" (million). Returns 0/-1. */
+int options_parse_count(const char *text, uint64_t *n);
+
 const char *options_mode_name(enum wasp_mode m);
+const char *options_sampler_name(enum wasp_sampler s);
 int options_mode_from_name(const char *name, enum wasp_mode *m);
 
 #endif

@@ -200,7 +200,7 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
     p->tid = t->tid;
     p->thread_name = thread_name(t);
     p->command = read_command_line();
-    p->interval = o->interval_ns;
+    p->interval = strcmp(sampler_name, "pmu") == 0 ? o->period : o->interval_ns;
     p->fp_tolerance = o->fp_tolerance;
     p->stats = calloc(STAT_COUNT + DROP_REASON_COUNT + 1, sizeof(prof_stat));
     p->pairs = calloc(npairs ? npairs : 1, sizeof(prof_pair));

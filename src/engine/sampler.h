@@ -30,5 +30,13 @@ typedef struct sampler {
 } sampler;
 
 extern const sampler sampler_software;
+extern const sampler sampler_pmu;
+
+/* Normal context, once per process: the sampler o->sampler means on this
+ * machine, looking for PMUs under sysfs_root (PMU_SYSFS_ROOT). auto gives
+ * the PMU sampler when its event opens, else the software one; pmu gives
+ * the PMU sampler or NULL. When the PMU is not used, why says why and
+ * names the fix (empty for an explicit software choice). */
+const sampler *sampler_select(const wasp_options *o, const char *sysfs_root, char *why, size_t whylen);
 
 #endif

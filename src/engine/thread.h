@@ -35,6 +35,7 @@ struct thread_state {
     uint32_t magic;
     pid_t tid;
     int sampler_fd;
+    void *sampler_ring;        /* PMU sampler: the event's mmap'd ring buffer */
     int bp_fd[4];
     struct perf_event_attr bp_attr[4];
     watch_set watch;

@@ -55,10 +55,39 @@ TEST(bad_input_is_named_in_the_message)
     check_rejected("mode", "has no value");
 }
 
+TEST(sampler_and_period)
+{
+    wasp_options o;
+    char err[256];
+    uint64_t n;
+    options_defaults(&o);
+    CHECK(o.sampler == SAMPLER_AUTO);
+    CHECK_EQ_U(o.period, OPTIONS_DEFAULT_PERIOD);
+    CHECK(options_parse("sampler=pmu,period=200k", &o, err, sizeof(err)) == 0);
+    CHECK(o.sampler == SAMPLER_PMU);
+    CHECK_EQ_U(o.period, 200000);
+    CHECK(options_parse("sampler=software,period=5m", &o, err, sizeof(err)) == 0);
+    CHECK(o.sampler == SAMPLER_SOFTWARE);
+    CHECK_EQ_U(o.period, 5000000);
+    CHECK(options_parse("sampler=auto,period=20000", &o, err, sizeof(err)) == 0);
+    CHECK(o.sampler == SAMPLER_AUTO);
+    CHECK_EQ_U(o.period, 20000);
+    CHECK_STR(options_sampler_name(SAMPLER_PMU), "pmu");
+    CHECK(options_parse_count("1.5M", &n) == 0 && n == 1500000);
+    CHECK(options_parse_count("2K", &n) == 0 && n == 2000);
+    CHECK(options_parse_count("0.5", &n) < 0);       /* not a whole count */
+    CHECK(options_parse_count("-3k", &n) < 0);
+    CHECK(options_parse_count("3ms", &n) < 0);
+    check_rejected("sampler=hw", "unknown sampler 'hw'");
+    check_rejected("period=999", "bad period '999'");   /* signals would swamp the program */
+    check_rejected("period=lots", "bad period 'lots'");
+}
+
 int main(void)
 {
     RUN(defaults_then_overrides);
     RUN(durations_take_units);
     RUN(bad_input_is_named_in_the_message);
+    RUN(sampler_and_period);
     return HARNESS_EXIT();
 }
