@@ -296,6 +296,26 @@ enum drop_reason decode_access_at(uint64_t rip, const ucontext_t *uc, mem_access
 
 /* ---- text ------------------------------------------------------------- */
 
+size_t decode_format_bytes(const uint8_t *code, size_t len, uint64_t pc, int intel_syntax,
+                           char *buf, size_t buflen, size_t *insn_len)
+{
+    decode_insn d;
+    *insn_len = 0;
+    if (!buf || buflen == 0)
+        return 0;
+    buf[0] = '\0';
+    if (decode_init() != 0 || !ZYAN_SUCCESS(decode_full(code, len, &d)))
+        return 0;
+    const ZydisFormatter *f = intel_syntax ? &decode_fmt_intel : &decode_fmt_att;
+    if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(f, &d.in, d.ops, d.in.operand_count_visible,
+                                                      buf, buflen, pc, NULL))) {
+        buf[0] = '\0';
+        return 0;
+    }
+    *insn_len = d.in.length;
+    return strlen(buf);
+}
+
 size_t decode_format(uint64_t pc, int intel_syntax, char *buf, size_t len)
 {
     decode_insn d;

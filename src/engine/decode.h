@@ -70,6 +70,12 @@ enum drop_reason decode_access_bytes(const uint8_t *code, size_t len, uint64_t p
                                      const greg_t *regs, uint64_t fs_base, uint64_t gs_base,
                                      int post_state, mem_access *out);
 
+/* Text of the instruction at the start of code (len bytes) as if it were at
+ * pc; for reports that disassemble code saved in a profile. Sets *insn_len
+ * (0 when the bytes do not decode) and returns the text length. */
+size_t decode_format_bytes(const uint8_t *code, size_t len, uint64_t pc, int intel_syntax,
+                           char *buf, size_t buflen, size_t *insn_len);
+
 /* AT&T text of the instruction at pc ("movq %rax, (%rdx)"); not signal-safe.
  * Returns the length written (0 if it does not decode). */
 size_t decode_format(uint64_t pc, int intel_syntax, char *buf, size_t len);

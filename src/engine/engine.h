@@ -43,6 +43,9 @@ typedef struct engine_frontend {
     /* Normal context. Names a frame; leaf frames carry the access pc, others
      * a return address. Strings are malloc'd and owned by the caller. */
     void (*symbolize)(frame_key f, int leaf, prof_frame *out);
+    /* Normal context, optional (NULL). The generated code holding pc, with
+     * its bytes and source lines; 0, or -1 when there is none. */
+    int (*code)(uint64_t pc, prof_code *out);
 } engine_frontend;
 
 typedef struct thread_state thread_state;

@@ -37,6 +37,24 @@ typedef struct prof_pair {
     uint64_t approx_bytes;    /* approximately (not precisely) silent FP bytes */
 } prof_pair;
 
+/* Machine code of a JIT-compiled method whose instructions appear in the
+ * profile's contexts, so reports can show its disassembly later. */
+typedef struct prof_code_line {
+    uint32_t offset;    /* from the code start; holds until the next entry's offset */
+    uint32_t line;      /* 0 when unknown */
+    char *function;     /* the method these instructions belong to (an inlined callee, say) */
+    char *file;
+} prof_code_line;
+
+typedef struct prof_code {
+    char *name;         /* the compiled method, "java.util.ArrayList.add" */
+    uint64_t start;     /* address of its first byte in the profiled process */
+    uint32_t size;
+    uint8_t *bytes;
+    uint32_t nlines;
+    prof_code_line *lines;  /* by increasing offset */
+} prof_code;
+
 typedef struct prof_stat {
     char *name;         /* "samples", "traps", "handler_ns", "drop.not_memory", ... */
     uint64_t value;
@@ -54,6 +72,7 @@ typedef struct profile {
     prof_frame *frames;     size_t nframes;
     prof_context *contexts; size_t ncontexts;
     prof_pair *pairs;       size_t npairs;
+    prof_code *codes;       size_t ncodes;   /* frames whose pc lies in one refer to it */
 } profile;
 
 /* Atomically writes p to path (temp file + rename). Returns 0, or -1 with a

@@ -165,8 +165,51 @@ static char *thread_name(const thread_state *t)
     return strdup(name);
 }
 
+static int code_covers(const profile *p, uint64_t pc)
+{
+    for (size_t i = 0; i < p->ncodes; i++)
+        if (p->codes[i].start <= pc && pc - p->codes[i].start < p->codes[i].size)
+            return 1;
+    return 0;
+}
+
+/* The generated code that leaf instructions lie in, once per blob, when the
+ * front end keeps such code (the JVM's JIT methods). */
+static void add_codes(const engine_frontend *fe, profile *p)
+{
+    if (!fe->code)
+        return;
+    for (size_t i = 0; i < p->nframes; i++) {
+        uint64_t pc = p->frames[i].pc;
+        if (!pc || !p->frames[i].instruction[0] || code_covers(p, pc))
+            continue;
+        prof_code *grown = realloc(p->codes, sizeof(*grown) * (p->ncodes + 1));
+        if (!grown)
+            return;
+        p->codes = grown;
+        if (fe->code(pc, &p->codes[p->ncodes]) == 0)
+            p->ncodes++;
+    }
+}
+
+static void free_codes(profile *p)
+{
+    for (size_t i = 0; i < p->ncodes; i++) {
+        prof_code *c = &p->codes[i];
+        for (uint32_t k = 0; k < c->nlines; k++) {
+            free(c->lines[k].function);
+            free(c->lines[k].file);
+        }
+        free(c->lines);
+        free(c->bytes);
+        free(c->name);
+    }
+    free(p->codes);
+}
+
 static void free_built(profile *p)
 {
+    free_codes(p);
     for (size_t i = 0; i < p->nframes; i++) {
         free(p->frames[i].function);
         free(p->frames[i].file);
@@ -225,6 +268,7 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
         pp->wasteful_bytes = e->wasteful;
         pp->approx_bytes = e->approx;
     }
+    add_codes(b->fe, p);
     return 0;
 }
 

@@ -118,9 +118,11 @@ static void JNICALL on_compiled_method_load(jvmtiEnv *env, jmethodID method, jin
                                             jint map_length, const jvmtiAddrLocationMap *map,
                                             const void *compile_info)
 {
-    (void)env; (void)map_length; (void)map; (void)compile_info;
+    (void)env;
+    uint32_t nscopes = 0;
     uint64_t start = (uint64_t)(uintptr_t)addr;
-    codemap_add(start, start + (uint64_t)size, CODE_JIT, (uint64_t)(uintptr_t)method, NULL);
+    code_scope *scopes = jcode_scopes(method, start, (uint64_t)size, compile_info, map, map_length, &nscopes);
+    codemap_add(start, start + (uint64_t)size, CODE_JIT, (uint64_t)(uintptr_t)method, NULL, scopes, nscopes);
 }
 
 static void JNICALL on_compiled_method_unload(jvmtiEnv *env, jmethodID method, const void *addr)
@@ -134,7 +136,7 @@ static void JNICALL on_dynamic_code(jvmtiEnv *env, const char *name, const void 
     (void)env;
     uint64_t start = (uint64_t)(uintptr_t)addr;
     enum code_kind kind = name && strcmp(name, "Interpreter") == 0 ? CODE_INTERPRETER : CODE_STUB;
-    codemap_add(start, start + (uint64_t)length, kind, 0, name);
+    codemap_add(start, start + (uint64_t)length, kind, 0, name, NULL, 0);
 }
 
 /* Objects move during a GC: no pair may span one (paper §5.3). */

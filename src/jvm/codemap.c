@@ -89,19 +89,24 @@ static void link_page(uint64_t page, uint32_t blob)
     __atomic_store_n(&s->head, l, __ATOMIC_RELEASE);
 }
 
-int codemap_add(uint64_t start, uint64_t end, enum code_kind kind, uint64_t method, const char *name)
+int codemap_add(uint64_t start, uint64_t end, enum code_kind kind, uint64_t method, const char *name,
+                code_scope *scopes, uint32_t nscopes)
 {
-    if (!map.blobs || end <= start)
+    if (!map.blobs || end <= start) {
+        free(scopes);
         return -1;
+    }
     pthread_mutex_lock(&map.lock);
     if (map.nblobs + 1 >= MAX_BLOBS) {
         map.refused++;
         pthread_mutex_unlock(&map.lock);
+        free(scopes);
         return -1;
     }
     uint32_t b = ++map.nblobs;   /* blob 0 stays unused */
     map.blobs[b] = (code_blob){ .start = start, .end = end, .kind = (uint8_t)kind, .method = method,
-                                .name = name ? strdup(name) : NULL };
+                                .name = name ? strdup(name) : NULL, .scopes = scopes,
+                                .nscopes = nscopes };
     for (uint64_t p = start >> PAGE_SHIFT; p <= (end - 1) >> PAGE_SHIFT; p++)
         link_page(p, b);
     pthread_mutex_unlock(&map.lock);
@@ -115,6 +120,9 @@ void codemap_remove(uint64_t start, uint64_t method)
     for (uint32_t l = s ? s->head : 0; l; l = map.links[l].next) {
         code_blob *b = &map.blobs[map.links[l].blob];
         if (b->start == start && b->method == method && !b->dead) {
+            /* The JVM reports an unload before it reuses the memory. */
+            if (b->wanted && !b->saved && (b->saved = malloc(b->end - b->start)))
+                memcpy(b->saved, (const void *)(uintptr_t)b->start, b->end - b->start);
             b->dead = 1;
             break;
         }
@@ -122,7 +130,9 @@ void codemap_remove(uint64_t start, uint64_t method)
     pthread_mutex_unlock(&map.lock);
 }
 
-const code_blob *codemap_find(uint64_t pc)
+/* The first blob containing pc in its page's chain (newest first), dead
+ * ones included when any is set. */
+static code_blob *find_blob(uint64_t pc, int any)
 {
     if (!map.pages)
         return NULL;
@@ -135,13 +145,30 @@ const code_blob *codemap_find(uint64_t pc)
         if (key != page + 1)
             continue;
         for (uint32_t l = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE); l; l = map.links[l].next) {
-            const code_blob *b = &map.blobs[map.links[l].blob];
-            if (!b->dead && b->start <= pc && pc < b->end)
+            code_blob *b = &map.blobs[map.links[l].blob];
+            if ((any || !b->dead) && b->start <= pc && pc < b->end)
                 return b;
         }
         return NULL;
     }
     return NULL;
+}
+
+const code_blob *codemap_find(uint64_t pc)
+{
+    return find_blob(pc, 0);
+}
+
+const code_blob *codemap_find_any(uint64_t pc)
+{
+    return find_blob(pc, 1);
+}
+
+void codemap_mark_wanted(uint64_t pc)
+{
+    code_blob *b = find_blob(pc, 0);
+    if (b && b->kind == CODE_JIT && !b->wanted)
+        __atomic_store_n(&b->wanted, 1, __ATOMIC_RELAXED);
 }
 
 uint64_t codemap_count(void)

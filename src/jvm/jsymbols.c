@@ -46,26 +46,30 @@ static uint32_t line_of(jmethodID m, int32_t bci)
     return line;
 }
 
-static void java_frame(jmethodID m, int32_t bci, prof_frame *out)
+void jvm_name_method(jmethodID m, int32_t bci, char **function, char **file, uint32_t *line)
 {
     jclass klass = NULL;
     char *sig = NULL, *name = NULL, *source = NULL;
     char cls[512], buf[1024];
-    if ((*jvmti)->GetMethodDeclaringClass(jvmti, m, &klass) != JVMTI_ERROR_NONE ||
+    *file = NULL;
+    *line = 0;
+    if (!jvmti || (*jvmti)->GetMethodDeclaringClass(jvmti, m, &klass) != JVMTI_ERROR_NONE ||
         (*jvmti)->GetClassSignature(jvmti, klass, &sig, NULL) != JVMTI_ERROR_NONE ||
         (*jvmti)->GetMethodName(jvmti, m, &name, NULL, NULL) != JVMTI_ERROR_NONE) {
-        out->function = strdup("[unknown Java method]");
+        *function = strdup("[unknown Java method]");
     } else {
         class_name(sig, cls, sizeof(cls));
         snprintf(buf, sizeof(buf), "%s.%s", cls, name);
-        out->function = strdup(buf);
+        *function = strdup(buf);
         if ((*jvmti)->GetSourceFileName(jvmti, klass, &source) == JVMTI_ERROR_NONE)
-            out->file = strdup(source);
-        out->line = line_of(m, bci);
+            *file = strdup(source);
+        *line = line_of(m, bci);
     }
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
-    (*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+    if (jvmti) {
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)sig);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)name);
+        (*jvmti)->Deallocate(jvmti, (unsigned char *)source);
+    }
 }
 
 void jvm_symbolize(frame_key f, int leaf, prof_frame *out)
@@ -74,7 +78,8 @@ void jvm_symbolize(frame_key f, int leaf, prof_frame *out)
         native_symbolize(f, leaf, out);
         return;
     }
-    java_frame((jmethodID)(uintptr_t)f.id, (int32_t)(uint32_t)f.aux, out);
+    jvm_name_method((jmethodID)(uintptr_t)f.id, (int32_t)(uint32_t)f.aux, &out->function, &out->file,
+                    &out->line);
     out->pc = 0;
     if (!out->file)
         out->file = strdup("");

@@ -23,5 +23,13 @@ int jvm_stacks_init(void);
 /* jsymbols.c: the JVMTI environment symbolization uses. */
 void jvm_symbols_init(jvmtiEnv *jvmti);
 void jvm_symbolize(frame_key f, int leaf, prof_frame *out);
+/* Class.method, source file and line of (method, bci); strings malloc'd. */
+void jvm_name_method(jmethodID m, int32_t bci, char **function, char **file, uint32_t *line);
+
+/* jcode.c: the scopes of a compiled method's code (CompiledMethodLoad),
+ * and its bytes and source lines for a profile. */
+struct code_scope *jcode_scopes(jmethodID method, uint64_t start, uint64_t size, const void *compile_info,
+                                const jvmtiAddrLocationMap *map, jint map_length, uint32_t *nscopes);
+int jcode_describe(uint64_t pc, prof_code *out);
 
 #endif

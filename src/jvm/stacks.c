@@ -73,7 +73,7 @@ static int step_by_stack_top(const jvm_thread *jt, ucontext_t *uc)
     uint64_t ret = *(const uint64_t *)sp;
     if (!codemap_find(ret))
         return -1;
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ret - 1);   /* in the call: see jvm_walk */
     uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
     return 0;
 }
@@ -87,7 +87,7 @@ static int step_by_frame_pointer(const jvm_thread *jt, ucontext_t *uc)
     uint64_t ret = ((const uint64_t *)fp)[1];
     if (!codemap_find(ret))
         return -1;
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ret - 1);   /* in the call: see jvm_walk */
     uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
     uc->uc_mcontext.gregs[REG_RBP] = (greg_t)((const uint64_t *)fp)[0];
     return 0;
@@ -101,7 +101,18 @@ static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, f
 
     if (!jt || !jt->env || !async_get_call_trace || max < 2)
         return -1;
+    /* Walk from the accessing instruction itself, not from the pc the signal
+     * left us at (the next instruction, or later). C2's extra PcDescs mark
+     * the *end* of the code a scope covers and ASGCT looks up
+     * pc_desc_near(pc + 1): from the next instruction's pc it finds the
+     * next scope (e.g. the loop increment), one line off. The access is in
+     * the same frame (it is never a call, push or ret), so sp/fp stay valid.
+     * For the same reason a step out of a stub resumes at the return address
+     * minus one, inside the call instruction, whose PcDesc (if it has one)
+     * ends at the return address: that is the call's own scope. */
     memcpy(&copy, uc, sizeof(copy));
+    if (leaf_pc)
+        copy.uc_mcontext.gregs[REG_RIP] = (greg_t)leaf_pc;
     int n = call_trace(jt, &copy, frames, max - 1);
     if (n <= 0) {
         memcpy(&copy, uc, sizeof(copy));
@@ -116,6 +127,7 @@ static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, f
     if (n <= 0)
         return -1;
     out[0] = (frame_key){ .id = leaf_pc, .aux = FRAME_INSN };
+    codemap_mark_wanted(leaf_pc);   /* keep its bytes for the report */
     for (int i = 0; i < n; i++)
         out[i + 1] = (frame_key){ .id = (uint64_t)(uintptr_t)frames[i].method_id,
                                   .aux = FRAME_JAVA | (uint32_t)frames[i].lineno };
@@ -127,4 +139,5 @@ const engine_frontend jvm_frontend = {
     .bounds = jvm_bounds,
     .walk = jvm_walk,
     .symbolize = jvm_symbolize,
+    .code = jcode_describe,
 };

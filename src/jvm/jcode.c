@@ -1,0 +1,147 @@
+/*
+ * jcode.c - what a profile keeps of JIT-compiled code: its bytes and, per
+ * stretch of instructions, the (possibly inlined) method and line they come
+ * from, so reports can show the disassembly with source lines.
+ *
+ * Normal context only (JVMTI callbacks, profile writing).
+ */
+#include <jni.h>
+#include <jvmticmlr.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "codemap.h"
+#include "jvm.h"
+
+static int by_offset(const void *a, const void *b)
+{
+    const code_scope *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* HotSpot's debug records (PcDescs) mark where the code of a scope ends:
+ * the scope of an instruction is the first record at or after it, innermost
+ * inlined method first (jvmticmlr.h). */
+static uint32_t scopes_from_inline_info(const void *compile_info, uint64_t start, uint64_t size,
+                                        code_scope *out, uint32_t cap)
+{
+    uint32_t n = 0;
+    for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
+        if (h->kind != JVMTI_CMLR_INLINE_INFO)
+            continue;
+        const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
+        for (jint i = 0; i < r->numpcs && n < cap; i++) {
+            const PCStackInfo *pi = &r->pcinfo[i];
+            uint64_t pc = (uint64_t)(uintptr_t)pi->pc;
+            if (pi->numstackframes < 1 || pc < start || pc > start + size)
+                continue;
+            out[n++] = (code_scope){ .offset = (uint32_t)(pc - start), .bci = pi->bcis[0],
+                                     .method = (uint64_t)(uintptr_t)pi->methods[0] };
+        }
+    }
+    return n;
+}
+
+static uint32_t count_inline_pcs(const void *compile_info)
+{
+    uint32_t n = 0;
+    for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next)
+        if (h->kind == JVMTI_CMLR_INLINE_INFO)
+            n += (uint32_t)((const jvmtiCompiledMethodLoadInlineRecord *)h)->numpcs;
+    return n;
+}
+
+/* Keeps one record per change of scope. */
+static uint32_t squeeze(code_scope *s, uint32_t n)
+{
+    uint32_t k = 0;
+    qsort(s, n, sizeof(*s), by_offset);
+    for (uint32_t i = 0; i < n; i++) {
+        if (k && s[k - 1].method == s[i].method && s[k - 1].bci == s[i].bci)
+            s[k - 1].offset = s[i].offset;   /* the same scope reaches further */
+        else
+            s[k++] = s[i];
+    }
+    return k;
+}
+
+code_scope *jcode_scopes(jmethodID method, uint64_t start, uint64_t size, const void *compile_info,
+                         const jvmtiAddrLocationMap *map, jint map_length, uint32_t *nscopes)
+{
+    uint32_t cap = compile_info ? count_inline_pcs(compile_info) : 0, n = 0;
+    if (cap == 0 && map_length > 0)
+        cap = (uint32_t)map_length;
+    code_scope *s = cap ? malloc(sizeof(*s) * cap) : NULL;
+    if (!s)
+        return NULL;
+    if (compile_info)
+        n = scopes_from_inline_info(compile_info, start, size, s, cap);
+    for (jint i = 0; n == 0 && map && i < map_length; i++) {
+        uint64_t pc = (uint64_t)(uintptr_t)map[i].start_address;
+        if (pc >= start && pc <= start + size)
+            s[n++] = (code_scope){ .offset = (uint32_t)(pc - start), .bci = (int32_t)map[i].location,
+                                   .method = (uint64_t)(uintptr_t)method };
+    }
+    *nscopes = squeeze(s, n);
+    return s;
+}
+
+/* Live code may be recompiled away at any time: let the kernel copy it. */
+static uint8_t *copy_code(const code_blob *b)
+{
+    size_t size = b->end - b->start;
+    uint8_t *bytes = malloc(size);
+    if (!bytes)
+        return NULL;
+    if (b->dead) {
+        memcpy(bytes, b->saved, size);
+        return bytes;
+    }
+    struct iovec local = { bytes, size }, remote = { (void *)(uintptr_t)b->start, size };
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)size) {
+        free(bytes);
+        return NULL;
+    }
+    return bytes;
+}
+
+/* A scope record covers the code after the previous record up to itself. */
+static int describe_lines(const code_blob *b, prof_code *out)
+{
+    out->lines = calloc(b->nscopes ? b->nscopes : 1, sizeof(*out->lines));
+    if (!out->lines)
+        return -1;
+    for (uint32_t i = 0; i < b->nscopes; i++) {
+        prof_code_line *l = &out->lines[out->nlines++];
+        l->offset = i ? b->scopes[i - 1].offset + 1 : 0;
+        jvm_name_method((jmethodID)(uintptr_t)b->scopes[i].method, b->scopes[i].bci, &l->function,
+                        &l->file, &l->line);
+        if (!l->file)
+            l->file = strdup("");
+    }
+    return 0;
+}
+
+int jcode_describe(uint64_t pc, prof_code *out)
+{
+    const code_blob *b = codemap_find_any(pc);
+    char *file = NULL;
+    uint32_t line;
+    if (!b || b->kind != CODE_JIT || (b->dead && !b->saved))
+        return -1;
+    memset(out, 0, sizeof(*out));
+    out->start = b->start;
+    out->size = (uint32_t)(b->end - b->start);
+    out->bytes = copy_code(b);
+    if (!out->bytes)
+        return -1;
+    jvm_name_method((jmethodID)(uintptr_t)b->method, -1, &out->name, &file, &line);
+    free(file);
+    if (describe_lines(b, out) == 0)
+        return 0;
+    free(out->bytes);
+    free(out->name);
+    return -1;
+}
