@@ -1,0 +1,370 @@
+#!/usr/bin/env bash
+# tests/e2e/java.sh - end-to-end tests of wasp's JVM front end (see
+# docs/testing.md, "Java end-to-end tests").
+#
+# Compiles the planted Java programs of tests/e2e/java/ into build/e2e/java/
+# (javac --release 17, so every JDK runs the same classes), runs each case on
+# every JDK, and checks the reports with tests/e2e/java/check_java.py:
+# planted pairs in the top 3 with the right Class.method and lines (user
+# lines found by their "// PLANT:" markers, JDK lines from the JDK's own
+# LineNumberTable with javap), fractions in stated ranges, merging across
+# threads; then the robustness cases (-Xcheck:jni, 1000 short-lived threads,
+# GC epochs, bad agent options, System.exit, uncaught exception, SIGTERM).
+# Prints "ok NAME" or "FAIL NAME: reason" per case, ends with
+# "java: N passed, M failed" and exits 1 if M > 0. Assumes `make all`.
+#
+# Environment: WASP_JAVA_JDKS (JDK homes, space-separated; default: the
+# OpenJDK 17 and Temurin 25 of this VM), WASP_JAVA_INTERVAL (default 1ms),
+# WASP_JAVA_SECS (seconds each planted program runs, default 2.5; keep >= 2
+# so most samples come from JIT code), WASP_JAVA_ONLY (a regular expression:
+# run only the cases whose name matches), WASP_JAVA_BUILD (the build
+# directory whose bin/wasp and lib/libwasp.so are tested, default build/).
+# The outputs of the last run stay
+# in build/e2e/java/out/.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$ROOT/tests/e2e/java
+BUILD=$ROOT/build/e2e/java
+CLASSES=$BUILD/classes
+OUT=$BUILD/out
+WASP=${WASP_JAVA_BUILD:-$ROOT/build}/bin/wasp
+LIB=${WASP_JAVA_BUILD:-$ROOT/build}/lib/libwasp.so
+CHECK=$SRC/check_java.py
+JDKS=${WASP_JAVA_JDKS:-/usr/lib/jvm/java-17-openjdk-amd64 /usr/lib/jvm/temurin-25-jdk-amd64}
+INTERVAL=${WASP_JAVA_INTERVAL:-1ms}
+SECS=${WASP_JAVA_SECS:-2.5}
+ONLY=${WASP_JAVA_ONLY:-.}
+TIMEOUT=120
+ulimit -c 0
+
+passed=0
+failed=0
+ok()   { echo "ok $1${2:+  # $2}"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+last_line() { tail -n 1 "$1" 2>/dev/null | tr -d '\n'; }
+finish() {
+    echo "java: $passed passed, $failed failed"
+    [ "$failed" = 0 ]
+    exit $?
+}
+
+# --- building ----------------------------------------------------------------
+
+rm -rf "$OUT" "$CLASSES"
+mkdir -p "$OUT" "$CLASSES"
+JAVAC=
+for j in $JDKS; do
+    if [ -x "$j/bin/javac" ]; then JAVAC=$j/bin/javac; break; fi
+done
+if [ ! -x "$WASP" ] || [ ! -f "$LIB" ]; then
+    fail build "no $WASP or $LIB: run make first"
+    finish
+fi
+if [ -z "$JAVAC" ]; then
+    fail build "no javac in any of: $JDKS"
+    finish
+fi
+# Test a snapshot of the build (same bin/ + lib/ layout, so `wasp run` finds
+# its library): a concurrent `make` relinking build/ cannot break a run.
+rm -rf "$BUILD/bin" "$BUILD/lib"
+mkdir -p "$BUILD/bin" "$BUILD/lib"
+if ! cp "$WASP" "$BUILD/bin/wasp" || ! cp "$LIB" "$BUILD/lib/libwasp.so"; then
+    fail build "cannot copy $WASP and $LIB into $BUILD"
+    finish
+fi
+WASP=$BUILD/bin/wasp
+LIB=$BUILD/lib/libwasp.so
+if ! "$JAVAC" --release 17 -d "$CLASSES" "$SRC"/*.java 2>"$OUT/javac.err"; then
+    fail build "javac failed: $(head -n 1 "$OUT/javac.err")"
+    finish
+fi
+
+# line FILE MARKER: the line of the one "// PLANT: MARKER" comment in FILE.
+line() {
+    local hits
+    hits=$(grep -nE "// PLANT: $2\$" "$SRC/$1" | cut -d: -f1)
+    if [ "$(echo "$hits" | grep -c .)" != 1 ]; then
+        echo "marker '// PLANT: $2' found ${hits:-no} times in $1" >&2
+        return 1
+    fi
+    echo "$hits"
+}
+
+# --- running -----------------------------------------------------------------
+
+# wasp_run NAME MODE JAVA-ARGS...: `wasp run` the JVM of $JDK in $OUT/NAME.d
+# (the working directory, so an hs_err file would land there), profile into
+# $OUT/NAME, report into $OUT/NAME.json. Sets RC to the exit status of wasp
+# run. Returns 1 (after fail) if the report cannot be made or the JVM
+# crashed.
+wasp_run() {
+    local name=$1 mode=$2
+    shift 2
+    mkdir -p "$OUT/$name.d"
+    (cd "$OUT/$name.d" && timeout $TIMEOUT "$WASP" run --mode "$mode" --interval "$INTERVAL" \
+        -o "$OUT/$name" -- "$JDK/bin/java" -cp "$CLASSES" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err")
+    RC=$?
+    report "$name"
+}
+
+# report NAME: wasp report --format json of $OUT/NAME, and crash checks.
+report() {
+    local name=$1
+    if ls "$OUT/$1.d"/hs_err_pid* >/dev/null 2>&1; then
+        fail "$name" "the JVM crashed: $(ls "$OUT/$name.d"/hs_err_pid* | head -n 1)"
+        return 1
+    fi
+    if ! timeout $TIMEOUT "$WASP" report "$OUT/$name" --format json >"$OUT/$name.json" 2>"$OUT/$name.rerr"; then
+        fail "$name" "wasp report failed: $(last_line "$OUT/$name.rerr") (run exit $RC: $(last_line "$OUT/$name.err"))"
+        return 1
+    fi
+}
+
+# verdict NAME CHECK-ARGS...: check_java.py report on $OUT/NAME.json.
+verdict() {
+    local name=$1 msg
+    shift
+    if msg=$(python3 "$CHECK" report "$OUT/$name.json" --rundir "$OUT/$name" "$@"); then
+        ok "$name" "$msg"
+    else
+        fail "$name" "$msg"
+    fi
+}
+
+# want_rc NAME WANT: fails NAME unless RC is WANT.
+want_rc() {
+    if [ "$RC" != "$2" ]; then
+        fail "$1" "exit status $RC, expected $2 ($(grep -v '^\[wasp\] INFO\|^Picked up' "$OUT/$1.err" | tail -n 1))"
+        return 1
+    fi
+}
+
+# jdkline CLASS METHOD OPCODE: source line(s) of OPCODE in a JDK method (javap).
+jdkline() {
+    python3 "$CHECK" jdkline "$JDK/bin/javap" "$@"
+}
+
+selected() { [[ $1 =~ $ONLY ]]; }
+
+# --- planted programs ----------------------------------------------------------
+
+# mutate() stays out of main()'s OSR compilation (see SilentLoad.java).
+NOINLINE_MUTATE="-XX:CompileCommand=quiet -XX:CompileCommand=dontinline,SilentLoad::mutate"
+
+case_silent_load_const() {
+    local n=silent_load_const@$V l c
+    selected "$n" || return
+    l=$(line SilentLoad.java silent-load) && c=$(line SilentLoad.java search-call) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-load $NOINLINE_MUTATE SilentLoad const "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="SilentLoad.search:SilentLoad.java:$l;SilentLoad.main:SilentLoad.java:$c"
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.95 1 --fraction 0.90 1
+}
+
+case_silent_load_half() {
+    local n=silent_load_half@$V l c
+    selected "$n" || return
+    l=$(line SilentLoad.java silent-load) && c=$(line SilentLoad.java search-call) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-load $NOINLINE_MUTATE SilentLoad half "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="SilentLoad.search:SilentLoad.java:$l;SilentLoad.main:SilentLoad.java:$c"
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.40 0.60 --fraction 0.40 0.65
+}
+
+case_silent_store() {
+    local n=silent_store@$V l c
+    selected "$n" || return
+    l=$(line SilentStore.java silent-store) && c=$(line SilentStore.java update-call) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-store SilentStore "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="SilentStore.update:SilentStore.java:$l;SilentStore.main:SilentStore.java:$c"
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85
+}
+
+case_dead_fill() {
+    local n=dead_fill@$V call read rc store
+    selected "$n" || return
+    call=$(line DeadFill.java fill-call) && read=$(line DeadFill.java fill-read) &&
+        rc=$(line DeadFill.java round-call) || { fail "$n" "no marker"; return; }
+    store=$(jdkline java.util.Arrays 'void fill(int[], int)' iastore) || { fail "$n" "javap: $store"; return; }
+    wasp_run "$n" dead-store DeadFill "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="java.util.Arrays.fill:Arrays.java:$store;DeadFill.round:DeadFill.java:$call;DeadFill.main:DeadFill.java:$rc"
+    verdict "$n" --pair "$f" "$f" --exists "$f" "DeadFill.consume:DeadFill.java:$read;DeadFill.round:DeadFill.java" \
+        --site "$f" 0.40 0.60 --fraction 0.40 0.60
+}
+
+case_list_refill() {
+    local n=list_refill@$V cc ac rd clear addh addcall elem get
+    selected "$n" || return
+    cc=$(line ListRefill.java clear-call) && ac=$(line ListRefill.java add-call) &&
+        rd=$(line ListRefill.java list-read) || { fail "$n" "no marker"; return; }
+    clear=$(jdkline java.util.ArrayList 'void clear()' aastore) &&
+        addh=$(jdkline java.util.ArrayList 'void add(E, java.lang.Object[], int)' aastore) &&
+        addcall=$(jdkline java.util.ArrayList 'boolean add(E)' 'invokevirtual|invokespecial') &&
+        elem=$(jdkline java.util.ArrayList 'E elementData(int)' aaload) &&
+        get=$(jdkline java.util.ArrayList 'E get(int)' 'invokevirtual|invokespecial') ||
+        { fail "$n" "javap on java.util.ArrayList failed"; return; }
+    wasp_run "$n" dead-store ListRefill "$SECS" || return
+    want_rc "$n" 0 || return
+    local c="java.util.ArrayList.clear:ArrayList.java:$clear;ListRefill.round:ListRefill.java:$cc"
+    local a="java.util.ArrayList.add:ArrayList.java:$addh;java.util.ArrayList.add:ArrayList.java:$addcall;ListRefill.round:ListRefill.java:$ac"
+    local g="java.util.ArrayList.elementData:ArrayList.java:$elem;java.util.ArrayList.get:ArrayList.java:$get;ListRefill.round:ListRefill.java:$rd"
+    verdict "$n" --pair "$c" "$a" --exists "$a" "$c" --exists "$a" "$g" \
+        --site "$c" 0.95 1 --site "$a" 0.40 0.60 --fraction 0.10 0.95
+}
+
+case_threads() {
+    local n=threads@$V l c
+    selected "$n" || return
+    l=$(line Threads.java threads) && c=$(line Threads.java threads-call) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-store Threads "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="Threads.update:Threads.java:$l;Threads\$Worker.run:Threads.java:$c"
+    verdict "$n" --pair "$f" "$f" --merged --min-threads 4 --site "$f" 0.65 0.85 --fraction 0.65 0.85 \
+        --cpu-file "$OUT/$n.out"
+}
+
+# --- robustness ------------------------------------------------------------------
+
+case_many_threads() {
+    local n=many_threads@$V l
+    selected "$n" || return
+    l=$(line ManyThreads.java many) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-store ManyThreads || return
+    want_rc "$n" 0 || return
+    if ! grep -qx "ManyThreads started 1000" "$OUT/$n.out"; then
+        fail "$n" "the program did not finish: $(last_line "$OUT/$n.out")"
+        return
+    fi
+    local f="ManyThreads.update:ManyThreads.java:$l;ManyThreads.work:ManyThreads.java"
+    verdict "$n" --pair "$f" "$f" --thread-names w 1000 --min-threads 1001
+}
+
+# gc NAME GC-FLAG: GcEpoch in silent-load mode; no pair between readA and
+# readB (they are always separated by a System.gc()), watches retired at GC.
+case_gc() {
+    local n=$1@$V
+    selected "$n" || return
+    wasp_run "$n" silent-load "$2" GcEpoch "$SECS" || return
+    want_rc "$n" 0 || return
+    local a="GcEpoch.readA:GcEpoch.java:1-999" b="GcEpoch.readB:GcEpoch.java:1-999"
+    verdict "$n" --absent "$a" "$b" --absent "$b" "$a" --exists "$a" "$a" --stat drop.epoch 1
+}
+
+case_xcheck_jni() {
+    local n=xcheck_jni@$V l
+    selected "$n" || return
+    l=$(line Threads.java threads) || { fail "$n" "no marker"; return; }
+    mkdir -p "$OUT/$n.d"
+    (cd "$OUT/$n.d" && timeout $TIMEOUT "$JDK/bin/java" -Xcheck:jni \
+        "-agentpath:$LIB=mode=silent-store,interval=$INTERVAL,dir=$OUT/$n" \
+        -cp "$CLASSES" Threads 1.5 >"$OUT/$n.out" 2>"$OUT/$n.err")
+    RC=$?
+    report "$n" || return
+    want_rc "$n" 0 || return
+    local bad
+    bad=$(cat "$OUT/$n.out" "$OUT/$n.err" | grep -v '^\[wasp\] INFO' | grep -v '^Threads done\|^cpu worker-' | head -n 3)
+    if [ -n "$bad" ]; then
+        fail "$n" "unexpected output under -Xcheck:jni: $(echo "$bad" | tr '\n' '|')"
+        return
+    fi
+    verdict "$n" --pair "Threads.update:Threads.java:$l" "Threads.update:Threads.java:$l"
+}
+
+# bad_option NAME OPTIONS: one [wasp] ERROR line, then Hello runs normally.
+case_bad_option() {
+    local n=$1@$V opts=$2
+    selected "$n" || return
+    mkdir -p "$OUT/$n.d"
+    (cd "$OUT/$n.d" && timeout $TIMEOUT "$JDK/bin/java" "-agentpath:$LIB=$opts" -cp "$CLASSES" Hello \
+        >"$OUT/$n.out" 2>"$OUT/$n.err")
+    RC=$?
+    local errors others
+    errors=$(grep -c '^\[wasp\] ERROR' "$OUT/$n.err")
+    others=$(grep -v '^\[wasp\] \(ERROR\|INFO\)' "$OUT/$n.err" | head -n 1)
+    if [ "$RC" != 0 ]; then
+        fail "$n" "the JVM exited $RC"
+    elif [ "$(cat "$OUT/$n.out")" != "Hello from the JVM" ]; then
+        fail "$n" "the JVM's output is '$(head -c 200 "$OUT/$n.out")'"
+    elif [ "$errors" != 1 ]; then
+        fail "$n" "$errors '[wasp] ERROR' lines, expected 1"
+    elif [ -n "$others" ]; then
+        fail "$n" "unexpected stderr: $others"
+    else
+        ok "$n" "$(grep '^\[wasp\] ERROR' "$OUT/$n.err" | cut -c1-90)"
+    fi
+}
+
+# The profile must be complete after an abnormal end: wasp report reads it
+# all, with samples and the planted pair.
+case_exit() {
+    local n=$1@$V how=$2 want=$3 l
+    selected "$n" || return
+    l=$(line Exits.java exits) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-store Exits "$how" 1.5 || return
+    want_rc "$n" "$want" || return
+    if [ "$how" = throw ] && ! grep -q 'Exception in thread "main" java.lang.IllegalStateException' "$OUT/$n.err"; then
+        fail "$n" "no uncaught exception on stderr: $(last_line "$OUT/$n.err")"
+        return
+    fi
+    verdict "$n" --pair "Exits.update:Exits.java:$l" "Exits.update:Exits.java:$l"
+}
+
+case_sigterm() {
+    local n=sigterm@$V l pid= i
+    selected "$n" || return
+    l=$(line Exits.java exits) || { fail "$n" "no marker"; return; }
+    mkdir -p "$OUT/$n.d"
+    (cd "$OUT/$n.d" && exec timeout $TIMEOUT "$WASP" run --mode silent-store --interval "$INTERVAL" \
+        -o "$OUT/$n" -- "$JDK/bin/java" -cp "$CLASSES" Exits spin >"$OUT/$n.out" 2>"$OUT/$n.err") &
+    local runner=$!
+    for i in $(seq 100); do
+        pid=$(sed -n 's/^Exits spin running pid=\([0-9]*\)$/\1/p' "$OUT/$n.out" 2>/dev/null)
+        [ -n "$pid" ] && break
+        sleep 0.1
+    done
+    if [ -z "$pid" ]; then
+        kill "$runner" 2>/dev/null
+        wait "$runner"
+        fail "$n" "the JVM did not start: $(last_line "$OUT/$n.err")"
+        return
+    fi
+    sleep 1
+    kill -TERM "$pid"
+    wait "$runner"
+    RC=$?
+    report "$n" || return
+    want_rc "$n" 143 || return
+    verdict "$n" --pair "Exits.update:Exits.java:$l" "Exits.update:Exits.java:$l"
+}
+
+# --- all cases, on every JDK -----------------------------------------------------
+
+for JDK in $JDKS; do
+    if [ ! -x "$JDK/bin/java" ]; then
+        fail "jdk-$(basename "$JDK")" "no $JDK/bin/java"
+        continue
+    fi
+    V=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JDK/release" 2>/dev/null)
+    V=${V:-$(basename "$JDK")}
+    case_silent_load_const
+    case_silent_load_half
+    case_silent_store
+    case_dead_fill
+    case_list_refill
+    case_threads
+    case_many_threads
+    case_gc gc_serial -XX:+UseSerialGC
+    case_gc gc_g1 -XX:+UseG1GC
+    case_xcheck_jni
+    case_bad_option bad_mode mode=bogus
+    case_bad_option bad_interval interval=x
+    case_bad_option bad_key unknown=1
+    case_bad_option bad_dir "mode=silent-load,dir=/proc/no/such/dir"
+    case_exit system_exit exit 3
+    case_exit uncaught throw 1
+    case_sigterm
+done
+finish
