@@ -128,7 +128,8 @@ verdict() {
     if msg=$(python3 "$CHECK" report "$OUT/$name.json" --rundir "$OUT/$name" "$@"); then
         ok "$name" "$msg"
     else
-        fail "$name" "$msg"
+        # A [wasp] ERROR from the agent usually says why.
+        fail "$name" "$msg$(grep -m1 -h '^\[wasp\] ERROR' "$OUT/$name.err" 2>/dev/null | sed 's/^/ (stderr: /; s/$/)/')"
     fi
 }
 
