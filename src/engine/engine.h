@@ -25,6 +25,7 @@
 #define FRAME_NATIVE (0ULL << 62)
 #define FRAME_JAVA (1ULL << 62)
 #define FRAME_INSN (2ULL << 62)
+#define FRAME_AUX_DATA(aux) ((aux) & ~FRAME_TAG_MASK)
 
 typedef struct code_bounds {
     uint64_t start, end;   /* the function (or code blob) holding a pc */
@@ -43,9 +44,14 @@ typedef struct engine_frontend {
     /* Normal context. Names a frame; leaf frames carry the access pc, others
      * a return address. Strings are malloc'd and owned by the caller. */
     void (*symbolize)(frame_key f, int leaf, prof_frame *out);
-    /* Normal context, optional (NULL). The generated code holding pc, with
-     * its bytes and source lines; 0, or -1 when there is none. */
-    int (*code)(uint64_t pc, prof_code *out);
+    /* Normal context, optional (NULL). The generated code holding the
+     * instruction of a FRAME_INSN pseudo-frame, with its bytes and source
+     * lines; 0, or -1 when there is none. */
+    int (*code)(frame_key insn, prof_code *out);
+    /* Normal context, optional (NULL: decode the pc as it is mapped now).
+     * The text of a FRAME_INSN pseudo-frame's instruction, for front ends
+     * whose code can be replaced (a JIT); returns the text length. */
+    size_t (*instruction)(frame_key insn, char *buf, size_t len);
 } engine_frontend;
 
 typedef struct thread_state thread_state;

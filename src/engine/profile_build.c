@@ -61,24 +61,73 @@ typedef struct builder {
     index_map ctx_map, frame_map;
 } builder;
 
-/* insn_pc, when not 0, is the accessing instruction inside this leaf frame
+static int code_overlaps(const profile *p, const prof_code *c)
+{
+    for (size_t i = 0; i < p->ncodes; i++)
+        if (p->codes[i].start < c->start + c->size && c->start < p->codes[i].start + p->codes[i].size)
+            return 1;
+    return 0;
+}
+
+static void free_code(prof_code *c)
+{
+    for (uint32_t k = 0; k < c->nlines; k++) {
+        free(c->lines[k].function);
+        free(c->lines[k].file);
+    }
+    free(c->lines);
+    free(c->bytes);
+    free(c->name);
+}
+
+/* The generated code an instruction pseudo-frame lies in, once per blob,
+ * when the front end keeps such code (the JVM's JIT methods). Code that
+ * overlaps a blob already taken (the range was reused by newer code) is
+ * left out: a pc must name one blob. */
+static void add_code(builder *b, frame_key insn)
+{
+    prof_code c;
+    profile *p = b->p;
+    if (!b->fe->code || b->fe->code(insn, &c) < 0)
+        return;
+    prof_code *grown = code_overlaps(p, &c) ? NULL : realloc(p->codes, sizeof(*grown) * (p->ncodes + 1));
+    if (!grown) {
+        free_code(&c);
+        return;
+    }
+    p->codes = grown;
+    p->codes[p->ncodes++] = c;
+}
+
+/* The instruction text of a FRAME_INSN pseudo-frame, and its code blob. */
+static void name_instruction(builder *b, frame_key insn, prof_frame *pf)
+{
+    char text[160] = "";
+    if (b->fe->instruction)
+        b->fe->instruction(insn, text, sizeof(text));
+    else
+        decode_format(insn.id, 0, text, sizeof(text));
+    free(pf->instruction);
+    pf->instruction = strdup(text);
+    pf->pc = insn.id;
+    add_code(b, insn);
+}
+
+/* insn, when not NULL, is the accessing instruction inside this leaf frame
  * (a FRAME_INSN pseudo-frame): it names the frame's instruction. */
-static uint32_t add_frame(builder *b, frame_key f, int leaf, uint64_t insn_pc)
+static uint32_t add_frame(builder *b, frame_key f, int leaf, const frame_key *insn)
 {
     int found;
-    char text[160];
-    uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, insn_pc, &found);
+    /* pcs stay below 2^47: the front end's data (a code blob id) fits above. */
+    uint64_t insn_key = insn ? insn->id ^ (FRAME_AUX_DATA(insn->aux) << 47) : 0;
+    uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, insn_key, &found);
     if (found)
         return *slot - 1;
     prof_frame *pf = &b->p->frames[b->p->nframes];
     memset(pf, 0, sizeof(*pf));
     b->fe->symbolize(f, leaf, pf);
-    if (insn_pc) {
-        free(pf->instruction);
-        decode_format(insn_pc, 0, text, sizeof(text));
-        pf->instruction = strdup(text);
-        pf->pc = insn_pc;
-    }
+    if (insn)
+        name_instruction(b, *insn, pf);
     *slot = (uint32_t)++b->p->nframes;
     return *slot - 1;
 }
@@ -91,12 +140,7 @@ static uint32_t add_context(builder *b, uint32_t node)
     if (found)
         return *slot - 1;
     int n = cct_path(&b->t->contexts, node, path, ENGINE_MAX_FRAMES);
-    int first = 0;
-    uint64_t insn_pc = 0;
-    if (n >= 2 && (path[0].aux & FRAME_TAG_MASK) == FRAME_INSN) {
-        insn_pc = path[0].id;
-        first = 1;
-    }
+    int first = n >= 2 && (path[0].aux & FRAME_TAG_MASK) == FRAME_INSN;
     prof_context *c = &b->p->contexts[b->p->ncontexts];
     c->nframes = (uint32_t)(n - first);
     c->frames = malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
@@ -106,7 +150,7 @@ static uint32_t add_context(builder *b, uint32_t node)
         return UINT32_MAX;  /* the pair is left out rather than the whole profile lost */
     }
     for (int i = first; i < n; i++)
-        c->frames[i - first] = add_frame(b, path[i], i == first, i == first ? insn_pc : 0);
+        c->frames[i - first] = add_frame(b, path[i], i == first, i == first && first ? &path[0] : NULL);
     *slot = (uint32_t)++b->p->ncontexts;
     return *slot - 1;
 }
@@ -165,46 +209,13 @@ static char *thread_name(const thread_state *t)
     return strdup(name);
 }
 
-static int code_covers(const profile *p, uint64_t pc)
-{
-    for (size_t i = 0; i < p->ncodes; i++)
-        if (p->codes[i].start <= pc && pc - p->codes[i].start < p->codes[i].size)
-            return 1;
-    return 0;
-}
-
-/* The generated code that leaf instructions lie in, once per blob, when the
- * front end keeps such code (the JVM's JIT methods). */
-static void add_codes(const engine_frontend *fe, profile *p)
-{
-    if (!fe->code)
-        return;
-    for (size_t i = 0; i < p->nframes; i++) {
-        uint64_t pc = p->frames[i].pc;
-        if (!pc || !p->frames[i].instruction[0] || code_covers(p, pc))
-            continue;
-        prof_code *grown = realloc(p->codes, sizeof(*grown) * (p->ncodes + 1));
-        if (!grown)
-            return;
-        p->codes = grown;
-        if (fe->code(pc, &p->codes[p->ncodes]) == 0)
-            p->ncodes++;
-    }
-}
-
 static void free_codes(profile *p)
 {
-    for (size_t i = 0; i < p->ncodes; i++) {
-        prof_code *c = &p->codes[i];
-        for (uint32_t k = 0; k < c->nlines; k++) {
-            free(c->lines[k].function);
-            free(c->lines[k].file);
-        }
-        free(c->lines);
-        free(c->bytes);
-        free(c->name);
-    }
+    for (size_t i = 0; i < p->ncodes; i++)
+        free_code(&p->codes[i]);
     free(p->codes);
+    p->codes = NULL;
+    p->ncodes = 0;
 }
 
 static void free_built(profile *p)
@@ -268,7 +279,6 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
         pp->wasteful_bytes = e->wasteful;
         pp->approx_bytes = e->approx;
     }
-    add_codes(b->fe, p);
     return 0;
 }
 
@@ -291,6 +301,11 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
         snprintf(path, sizeof(path), "%s/%d-%u.wasp", dir, (int)t->tid,
                  __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED));
         rc = profile_write(&p, path, err, errlen);
+        /* Saved code is a bonus: never lose the thread's data for it. */
+        if (rc < 0 && p.ncodes) {
+            free_codes(&p);
+            rc = profile_write(&p, path, err, errlen);
+        }
     }
     map_free(&b.ctx_map);
     map_free(&b.frame_map);

@@ -103,10 +103,11 @@ int codemap_add(uint64_t start, uint64_t end, enum code_kind kind, uint64_t meth
         free(scopes);
         return -1;
     }
-    uint32_t b = ++map.nblobs;   /* blob 0 stays unused */
+    uint32_t b = map.nblobs + 1;   /* blob 0 stays unused */
     map.blobs[b] = (code_blob){ .start = start, .end = end, .kind = (uint8_t)kind, .method = method,
                                 .name = name ? strdup(name) : NULL, .scopes = scopes,
                                 .nscopes = nscopes };
+    __atomic_store_n(&map.nblobs, b, __ATOMIC_RELEASE);
     for (uint64_t p = start >> PAGE_SHIFT; p <= (end - 1) >> PAGE_SHIFT; p++)
         link_page(p, b);
     pthread_mutex_unlock(&map.lock);
@@ -130,45 +131,48 @@ void codemap_remove(uint64_t start, uint64_t method)
     pthread_mutex_unlock(&map.lock);
 }
 
-/* The first blob containing pc in its page's chain (newest first), dead
- * ones included when any is set. */
-static code_blob *find_blob(uint64_t pc, int any)
+/* The id of the first live blob containing pc in its page's chain (newest
+ * first), 0 when none. */
+static uint32_t find_blob(uint64_t pc)
 {
     if (!map.pages)
-        return NULL;
+        return 0;
     uint64_t page = pc >> PAGE_SHIFT;
     for (uint32_t i = page_hash(page), n = 0; n < 64; i = (i + 1) & (PAGE_SLOTS - 1), n++) {
         const page_slot *s = &map.pages[i];
         uint64_t key = __atomic_load_n(&s->page, __ATOMIC_ACQUIRE);
         if (key == 0)
-            return NULL;
+            return 0;
         if (key != page + 1)
             continue;
         for (uint32_t l = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE); l; l = map.links[l].next) {
-            code_blob *b = &map.blobs[map.links[l].blob];
-            if ((any || !b->dead) && b->start <= pc && pc < b->end)
-                return b;
+            const code_blob *b = &map.blobs[map.links[l].blob];
+            if (!b->dead && b->start <= pc && pc < b->end)
+                return map.links[l].blob;
         }
-        return NULL;
+        return 0;
     }
-    return NULL;
+    return 0;
 }
 
 const code_blob *codemap_find(uint64_t pc)
 {
-    return find_blob(pc, 0);
+    uint32_t id = find_blob(pc);
+    return id ? &map.blobs[id] : NULL;
 }
 
-const code_blob *codemap_find_any(uint64_t pc)
+const code_blob *codemap_blob(uint32_t id)
 {
-    return find_blob(pc, 1);
+    return id && id <= __atomic_load_n(&map.nblobs, __ATOMIC_ACQUIRE) ? &map.blobs[id] : NULL;
 }
 
-void codemap_mark_wanted(uint64_t pc)
+uint32_t codemap_mark_wanted(uint64_t pc)
 {
-    code_blob *b = find_blob(pc, 0);
+    uint32_t id = find_blob(pc);
+    code_blob *b = id ? &map.blobs[id] : NULL;
     if (b && b->kind == CODE_JIT && !b->wanted)
         __atomic_store_n(&b->wanted, 1, __ATOMIC_RELAXED);
+    return id;
 }
 
 uint64_t codemap_count(void)

@@ -47,12 +47,13 @@ void codemap_remove(uint64_t start, uint64_t method);
 /* Signal-safe. The live blob containing pc, newest first, or NULL. */
 const code_blob *codemap_find(uint64_t pc);
 
-/* Signal-safe. Marks the blob holding pc as named by a profile, so that its
- * bytes outlive an unload. */
-void codemap_mark_wanted(uint64_t pc);
+/* Signal-safe. Marks the live blob holding pc as named by a profile, so
+ * that its bytes outlive an unload; returns its id (0 when none). The id
+ * keeps naming that code after the range is reused by newer code. */
+uint32_t codemap_mark_wanted(uint64_t pc);
 
-/* Normal context. The newest blob containing pc, live or unloaded. */
-const code_blob *codemap_find_any(uint64_t pc);
+/* The blob with this id, or NULL. */
+const code_blob *codemap_blob(uint32_t id);
 
 /* Counts for the profile: blobs recorded and blobs refused when full. */
 uint64_t codemap_count(void);

@@ -7,12 +7,14 @@
  */
 #include <jni.h>
 #include <jvmticmlr.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "codemap.h"
+#include "decode.h"
 #include "jvm.h"
 
 static int by_offset(const void *a, const void *b)
@@ -124,9 +126,31 @@ static int describe_lines(const code_blob *b, prof_code *out)
     return 0;
 }
 
-int jcode_describe(uint64_t pc, prof_code *out)
+/* The blob an instruction pseudo-frame was captured in (its id survives
+ * recompilation), or the live code at its pc. */
+static const code_blob *blob_of(frame_key insn)
 {
-    const code_blob *b = codemap_find_any(pc);
+    const code_blob *b = codemap_blob((uint32_t)FRAME_AUX_DATA(insn.aux));
+    return b && b->start <= insn.id && insn.id < b->end ? b : NULL;
+}
+
+size_t jcode_instruction(frame_key insn, char *buf, size_t len)
+{
+    const code_blob *b = blob_of(insn);
+    size_t insn_len;
+    if (!b || !b->dead)
+        return decode_format(insn.id, 0, buf, len);
+    if (!b->saved) {
+        snprintf(buf, len, "(code unloaded)");
+        return strlen(buf);
+    }
+    return decode_format_bytes(b->saved + (insn.id - b->start), (size_t)(b->end - insn.id), insn.id, 0,
+                               buf, len, &insn_len);
+}
+
+int jcode_describe(frame_key insn, prof_code *out)
+{
+    const code_blob *b = blob_of(insn);
     char *file = NULL;
     uint32_t line;
     if (!b || b->kind != CODE_JIT || (b->dead && !b->saved))

@@ -30,6 +30,7 @@ void jvm_name_method(jmethodID m, int32_t bci, char **function, char **file, uin
  * and its bytes and source lines for a profile. */
 struct code_scope *jcode_scopes(jmethodID method, uint64_t start, uint64_t size, const void *compile_info,
                                 const jvmtiAddrLocationMap *map, jint map_length, uint32_t *nscopes);
-int jcode_describe(uint64_t pc, prof_code *out);
+int jcode_describe(frame_key insn, prof_code *out);
+size_t jcode_instruction(frame_key insn, char *buf, size_t len);
 
 #endif

@@ -126,8 +126,8 @@ static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, f
     }
     if (n <= 0)
         return -1;
-    out[0] = (frame_key){ .id = leaf_pc, .aux = FRAME_INSN };
-    codemap_mark_wanted(leaf_pc);   /* keep its bytes for the report */
+    /* The blob id names the code as it is now, even once recompiled away. */
+    out[0] = (frame_key){ .id = leaf_pc, .aux = FRAME_INSN | codemap_mark_wanted(leaf_pc) };
     for (int i = 0; i < n; i++)
         out[i + 1] = (frame_key){ .id = (uint64_t)(uintptr_t)frames[i].method_id,
                                   .aux = FRAME_JAVA | (uint32_t)frames[i].lineno };
@@ -140,4 +140,5 @@ const engine_frontend jvm_frontend = {
     .walk = jvm_walk,
     .symbolize = jvm_symbolize,
     .code = jcode_describe,
+    .instruction = jcode_instruction,
 };
