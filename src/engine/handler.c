@@ -206,7 +206,10 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
      * context we see is not the accessing instruction's. */
     if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC))
         r = locate_access_before(frontend, uc, s->addr, s->addr + s->len, &a);
-    if (r == DROP_NONE && !overlaps(a.addr, a.size, s->addr, s->len))
+    /* The decoded instruction must be able to have fired this watch: touch
+     * its bytes, and write them when the watch is write-only. */
+    if (r == DROP_NONE && (!overlaps(a.addr, a.size, s->addr, s->len) ||
+                           (opts.mode == MODE_SILENT_STORE && !(a.kind & ACCESS_STORE))))
         r = DROP_SPURIOUS_TRAP;
     if (r != DROP_NONE) {
         t->drops[r]++;
