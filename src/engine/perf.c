@@ -93,6 +93,9 @@ static const char *perf_fix(int err)
         return "this kernel or hypervisor offers no breakpoint PMU: wasp cannot watch memory here";
     case ENOSYS:
         return "this kernel has no perf_event_open";
+    case EMFILE:
+    case ENFILE:
+        return "out of file descriptors (wasp uses 5 per profiled thread): raise `ulimit -n`";
     default:
         return "check `dmesg` and perf_event_paranoid";
     }
