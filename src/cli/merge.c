@@ -5,44 +5,34 @@
  * string: the frame count, then function, file and line of every frame leaf
  * first, each ended by a NUL. The instruction is not part of it: a JIT or
  * compiler that unrolls a loop makes several instructions of one source
- * line, and the user fixes the line; the first instruction seen is shown. The reader rejects
+ * line, and the user fixes the line; the first instruction seen is shown
+ * (preferring one in JIT code whose bytes the profile kept: merge_code.c).
+ * The reader rejects
  * NUL inside fields, so two contexts are symbolically equal exactly when
  * their keys are equal. Profiles are merged one at a time so a run with
  * many threads never needs all of them in memory at once.
  */
-#include "merge.h"
+#include "merge_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MERGE_NONE SIZE_MAX
-
-/* Open-addressing table from a hash to an index into the model's contexts
- * or pairs; equality is decided by the caller's callback. */
-typedef struct merge_slot {
-    uint64_t hash;
-    size_t index;   /* MERGE_NONE when empty */
-} merge_slot;
-
-struct merge_map {
-    merge_slot *slots;
-    size_t cap, n;
-};
-
-typedef int (*merge_eq_fn)(const merge_model *m, size_t index, const void *key);
 
 typedef struct merge_ctx_key {
     const char *bytes;
     size_t len;
 } merge_ctx_key;
 
-static uint64_t merge_hash(const void *data, size_t len)
+uint64_t merge_hash_more(uint64_t h, const void *data, size_t len)
 {
     const unsigned char *b = data;
-    uint64_t h = 1469598103934665603ull;    /* FNV-1a */
-    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ull;
+    for (size_t i = 0; i < len; i++) h = (h ^ b[i]) * 1099511628211ull;    /* FNV-1a */
     return h;
+}
+
+static uint64_t merge_hash(const void *data, size_t len)
+{
+    return merge_hash_more(MERGE_FNV, data, len);
 }
 
 static int map_rehash(struct merge_map *map)
@@ -63,8 +53,8 @@ static int map_rehash(struct merge_map *map)
     return 0;
 }
 
-static size_t map_find(const merge_model *m, const struct merge_map *map, uint64_t h,
-                       merge_eq_fn eq, const void *key)
+size_t merge_map_find(const merge_model *m, const struct merge_map *map, uint64_t h,
+                      merge_eq_fn eq, const void *key)
 {
     if (!map->cap) return MERGE_NONE;
     for (size_t j = h & (map->cap - 1);; j = (j + 1) & (map->cap - 1)) {
@@ -74,7 +64,7 @@ static size_t map_find(const merge_model *m, const struct merge_map *map, uint64
     }
 }
 
-static int map_insert(struct merge_map *map, uint64_t h, size_t index)
+int merge_map_insert(struct merge_map *map, uint64_t h, size_t index)
 {
     if ((map->n + 1) * 2 > map->cap && map_rehash(map) != 0) return -1;
     size_t j = h & (map->cap - 1);
@@ -104,7 +94,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
     return a + b < a ? UINT64_MAX : a + b;
 }
 
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+int merge_grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
     if (n < *cap) return 0;
     size_t ncap = *cap ? *cap * 2 : 16;
@@ -153,7 +143,8 @@ static void ctx_free(merge_ctx *c)
 
 /* Builds a merged context owning copies of c's strings; takes key (freed
  * on failure too). */
-static merge_ctx *ctx_new(const profile *p, const prof_context *c, char *key, size_t keylen)
+static merge_ctx *ctx_new(const profile *p, const prof_context *c, char *key, size_t keylen,
+                          size_t code)
 {
     merge_ctx *mc = calloc(1, sizeof *mc);
     if (!mc) {
@@ -164,6 +155,8 @@ static merge_ctx *ctx_new(const profile *p, const prof_context *c, char *key, si
     mc->keylen = keylen;
     mc->frames = calloc(c->nframes, sizeof *mc->frames);
     mc->instruction = strdup(p->frames[c->frames[0]].instruction);
+    mc->pc = p->frames[c->frames[0]].pc;
+    mc->code = code;
     int ok = mc->frames && mc->instruction;
     for (uint32_t i = 0; ok && i < c->nframes; i++) {
         const prof_frame *f = &p->frames[c->frames[i]];
@@ -181,28 +174,49 @@ static merge_ctx *ctx_new(const profile *p, const prof_context *c, char *key, si
     return mc;
 }
 
-/* Returns the model index of p's context ci, adding it when new. */
-static size_t ctx_intern(merge_model *m, const profile *p, uint32_t ci)
+/* A context first seen outside JIT code takes its leaf from a later
+ * occurrence that lies in a code blob. 0, or -1 when out of memory. */
+static int ctx_prefer_code(merge_model *m, merge_code_src *src, merge_ctx *mc,
+                           const prof_frame *leaf)
 {
+    size_t code;
+    if (mc->code != MERGE_NO_CODE || !src->order) return 0;
+    if (merge_code_at(m, src, leaf->pc, &code) != 0) return -1;
+    if (code == MERGE_NO_CODE) return 0;
+    char *insn = strdup(leaf->instruction);
+    if (!insn) return -1;
+    free(mc->instruction);
+    mc->instruction = insn;
+    mc->pc = leaf->pc;
+    mc->code = code;
+    return 0;
+}
+
+/* Returns the model index of p's context ci, adding it when new. */
+static size_t ctx_intern(merge_model *m, merge_code_src *src, uint32_t ci)
+{
+    const profile *p = src->p;
     const prof_context *c = &p->contexts[ci];
-    size_t len = ctx_key_fill(p, c, NULL);
+    const prof_frame *leaf = &p->frames[c->frames[0]];
+    size_t code, len = ctx_key_fill(p, c, NULL);
     char *key = malloc(len);
     if (!key) return MERGE_NONE;
     ctx_key_fill(p, c, key);
     merge_ctx_key k = { key, len };
     uint64_t h = merge_hash(key, len);
-    size_t idx = map_find(m, m->ctx_map, h, ctx_eq, &k);
+    size_t idx = merge_map_find(m, m->ctx_map, h, ctx_eq, &k);
     if (idx != MERGE_NONE) {
         free(key);
-        return idx;
+        return ctx_prefer_code(m, src, m->contexts[idx], leaf) == 0 ? idx : MERGE_NONE;
     }
-    if (grow((void **)&m->contexts, &m->cap_contexts, m->ncontexts, sizeof *m->contexts) != 0) {
+    if (merge_grow((void **)&m->contexts, &m->cap_contexts, m->ncontexts,
+                   sizeof *m->contexts) != 0 || merge_code_at(m, src, leaf->pc, &code) != 0) {
         free(key);
         return MERGE_NONE;
     }
-    merge_ctx *mc = ctx_new(p, c, key, len);
+    merge_ctx *mc = ctx_new(p, c, key, len, code);
     if (!mc) return MERGE_NONE;     /* ctx_new freed key with mc */
-    if (map_insert(m->ctx_map, h, m->ncontexts) != 0) {
+    if (merge_map_insert(m->ctx_map, h, m->ncontexts) != 0) {
         ctx_free(mc);
         return MERGE_NONE;
     }
@@ -216,10 +230,10 @@ static int pair_add(merge_model *m, size_t w, size_t t, const prof_pair *q)
 {
     size_t ids[2] = { w, t };
     uint64_t h = merge_hash(ids, sizeof ids);
-    size_t idx = map_find(m, m->pair_map, h, pair_eq, ids);
+    size_t idx = merge_map_find(m, m->pair_map, h, pair_eq, ids);
     if (idx == MERGE_NONE) {
-        if (grow((void **)&m->pairs, &m->cap_pairs, m->npairs, sizeof *m->pairs) != 0 ||
-            map_insert(m->pair_map, h, m->npairs) != 0)
+        if (merge_grow((void **)&m->pairs, &m->cap_pairs, m->npairs, sizeof *m->pairs) != 0 ||
+            merge_map_insert(m->pair_map, h, m->npairs) != 0)
             return -1;
         idx = m->npairs++;
         memset(&m->pairs[idx], 0, sizeof m->pairs[idx]);
@@ -236,17 +250,22 @@ static int pair_add(merge_model *m, size_t w, size_t t, const prof_pair *q)
 
 static int merge_pairs(merge_model *m, const profile *p)
 {
+    merge_code_src src;
     size_t *map = malloc((p->ncontexts ? p->ncontexts : 1) * sizeof *map);
-    if (!map) return -1;
+    if (!map || merge_code_src_init(&src, p) != 0) {
+        free(map);
+        return -1;
+    }
     for (size_t i = 0; i < p->ncontexts; i++) map[i] = MERGE_NONE;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < p->npairs; i++) {
         const prof_pair *q = &p->pairs[i];
-        if (map[q->watch_ctx] == MERGE_NONE) map[q->watch_ctx] = ctx_intern(m, p, q->watch_ctx);
-        if (map[q->trap_ctx] == MERGE_NONE) map[q->trap_ctx] = ctx_intern(m, p, q->trap_ctx);
+        if (map[q->watch_ctx] == MERGE_NONE) map[q->watch_ctx] = ctx_intern(m, &src, q->watch_ctx);
+        if (map[q->trap_ctx] == MERGE_NONE) map[q->trap_ctx] = ctx_intern(m, &src, q->trap_ctx);
         if (map[q->watch_ctx] == MERGE_NONE || map[q->trap_ctx] == MERGE_NONE) rc = -1;
         else rc = pair_add(m, map[q->watch_ctx], map[q->trap_ctx], q);
     }
+    merge_code_src_free(&src);
     free(map);
     return rc;
 }
@@ -258,7 +277,7 @@ static int merge_stats(merge_model *m, const profile *p)
         size_t j = 0;
         while (j < m->nstats && strcmp(m->stats[j].name, s->name) != 0) j++;
         if (j == m->nstats) {
-            if (grow((void **)&m->stats, &m->cap_stats, m->nstats, sizeof *m->stats) != 0)
+            if (merge_grow((void **)&m->stats, &m->cap_stats, m->nstats, sizeof *m->stats) != 0)
                 return -1;
             m->stats[j].name = strdup(s->name);
             m->stats[j].value = 0;
@@ -274,7 +293,7 @@ static int merge_pid(merge_model *m, int64_t pid)
 {
     for (size_t i = 0; i < m->nprocesses; i++)
         if (m->pids[i] == pid) return 0;
-    if (grow((void **)&m->pids, &m->cap_pids, m->nprocesses, sizeof *m->pids) != 0) return -1;
+    if (merge_grow((void **)&m->pids, &m->cap_pids, m->nprocesses, sizeof *m->pids) != 0) return -1;
     m->pids[m->nprocesses++] = pid;
     return 0;
 }
@@ -310,11 +329,12 @@ void merge_init(merge_model *m)
     memset(m, 0, sizeof *m);
     m->ctx_map = calloc(1, sizeof *m->ctx_map);
     m->pair_map = calloc(1, sizeof *m->pair_map);
+    m->code_map = calloc(1, sizeof *m->code_map);
 }
 
 int merge_add(merge_model *m, const profile *p, const char *path, char *err, size_t errlen)
 {
-    if (!m->ctx_map || !m->pair_map) {
+    if (!m->ctx_map || !m->pair_map || !m->code_map) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
@@ -411,5 +431,6 @@ void merge_free(merge_model *m)
     if (m->pair_map) free(m->pair_map->slots);
     free(m->ctx_map);
     free(m->pair_map);
+    merge_code_free_all(m);
     memset(m, 0, sizeof *m);
 }

@@ -5,8 +5,15 @@
  * Two contexts are the same when they are symbolically equal: the same
  * frames (function, file, line), leaf first, and the same leaf instruction
  * text. Pcs and modules are not part of the identity, so threads and
- * processes with different load addresses coalesce. Both report writers
- * (out_text.c, out_json.c) read this model and nothing else.
+ * processes with different load addresses coalesce. The report writers
+ * (out_text.c, out_json.c, out_html.c, out_collapsed.c) read this model and
+ * nothing else.
+ *
+ * A context shows one instruction: the first seen whose pc lies in the
+ * machine code of a JIT-compiled method (a code blob of its profile), else
+ * the first seen. It keeps that instruction's pc and, when there is one,
+ * the blob, deduplicated across threads (merge_code.c), so the HTML report
+ * can disassemble it around the instruction.
  */
 #ifndef WASP_MERGE_H
 #define WASP_MERGE_H
@@ -15,6 +22,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define MERGE_NO_CODE SIZE_MAX
 
 typedef struct merge_frame {
     char *function;
@@ -27,6 +36,9 @@ typedef struct merge_ctx {
     size_t nframes;
     merge_frame *frames;    /* leaf first */
     char *instruction;      /* the leaf's */
+    uint64_t pc;            /* the leaf's, in the process it was seen in */
+    size_t code;            /* index into merge_model.codes of the code holding pc,
+                             * or MERGE_NO_CODE */
     char *key;              /* identity bytes (see merge.c) */
     size_t keylen;
 } merge_ctx;
@@ -59,11 +71,12 @@ typedef struct merge_model {
     merge_stat *stats;  size_t nstats;      /* summed; sorted by name */
     merge_ctx **contexts; size_t ncontexts;
     merge_pair *pairs;  size_t npairs;      /* sorted, most wasteful first */
+    prof_code **codes;  size_t ncodes;      /* code blobs contexts refer to, each once */
     /* private */
     char *first_path;
-    struct merge_map *ctx_map, *pair_map;
+    struct merge_map *ctx_map, *pair_map, *code_map;
     int64_t *pids;
-    size_t cap_stats, cap_contexts, cap_pairs, cap_pids;
+    size_t cap_stats, cap_contexts, cap_pairs, cap_pids, cap_codes;
 } merge_model;
 
 void merge_init(merge_model *m);

@@ -6,7 +6,7 @@
  * with one JSON document put in place of its @WASP_DATA@ marker inside a
  * <script type="application/json">; the template's script builds the DOM
  * from it with textContent only. Names never reach the page as markup: every
- * string goes through html_json_str, which turns '<' into \u003c, so no
+ * string goes through json_escape_str (json_escape.c), which turns '<' into \u003c, so no
  * symbol name can end the script element or open a tag.
  *
  * The JSON interns strings and frames (a frame is function, file and line,
@@ -14,8 +14,12 @@
  * use, and carries two icicle trees (by watch and by trap context, built
  * from every pair) with their narrowest nodes folded into their parents, so
  * the file stays small and quick to open whatever the size of the run.
+ * The disassembly of JIT code the contexts lie in is out_html_code.c's.
  */
 #include "out_html.h"
+
+#include "json_escape.h"
+#include "out_html_code.h"
 
 #include "report_html.h"
 
@@ -69,59 +73,9 @@ typedef struct html_doc {
     uint32_t *frame_out, *used_frames; size_t nused_frames;
     uint32_t *str_out, *used_strs;     size_t nused_strs;
     html_tree tree[2];      /* by watch (C1), by trap (C2) */
+    html_code *code;        /* disassembly of the embedded contexts' code */
     int oom;
 } html_doc;
-
-/* ---- JSON ---- */
-
-/* Length of the valid UTF-8 sequence at s, or 0 (overlong, surrogate, or
- * past U+10FFFF included). */
-static size_t html_utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n;
-    uint32_t cp, min;
-    if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return n;
-}
-
-/* A JSON string safe inside <script>: '<' as \u003c (no "</script>", no
- * "<!--"; '>' and '&' too, for good measure), controls and U+2028/2029
- * escaped, invalid UTF-8 as U+FFFD. */
-static void html_json_str(FILE *f, const char *str)
-{
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    fputc('"', f);
-    while (*s) {
-        size_t n;
-        if (*s == '"' || *s == '\\') {
-            fputc('\\', f);
-            fputc(*s++, f);
-        } else if (*s < 0x20 || *s == '<' || *s == '>' || *s == '&' || *s == 0x7f) {
-            fprintf(f, "\\u%04x", *s++);
-        } else if (*s < 0x80) {
-            fputc(*s++, f);
-        } else if ((n = html_utf8_len(s)) == 0) {
-            fputs("\\ufffd", f);
-            s++;
-        } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
-            fprintf(f, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
-            s += 3;
-        } else {
-            fwrite(s, 1, n, f);
-            s += n;
-        }
-    }
-    fputc('"', f);
-}
 
 /* ---- interning ---- */
 
@@ -470,13 +424,13 @@ static void write_header(FILE *f, const merge_model *m, size_t shown)
     char tol[64];
     snprintf(tol, sizeof tol, "%g", m->fp_tolerance);
     fputs("{\"format\":1,\"mode\":", f);
-    html_json_str(f, m->mode);
+    json_escape_str(f, m->mode);
     fputs(",\"sampler\":", f);
-    html_json_str(f, m->sampler);
+    json_escape_str(f, m->sampler);
     if (m->interval_mixed) fputs(",\"interval\":null", f);
     else fprintf(f, ",\"interval\":%" PRIu64, m->interval);
     fputs(",\"fp_tolerance\":", f);
-    html_json_str(f, tol);
+    json_escape_str(f, tol);
     fprintf(f, ",\"processes\":%zu,\"threads\":%zu,\n\"totals\":{\"count\":%" PRIu64
             ",\"bytes\":%" PRIu64 ",\"wasteful_bytes\":%" PRIu64 ",\"approx_bytes\":%" PRIu64
             "},\n\"pairs_total\":%zu,\"pairs_shown\":%zu,\n\"stats\":{",
@@ -484,15 +438,16 @@ static void write_header(FILE *f, const merge_model *m, size_t shown)
             m->npairs, shown);
     for (size_t i = 0; i < m->nstats; i++) {
         if (i) fputc(',', f);
-        html_json_str(f, m->stats[i].name);
+        json_escape_str(f, m->stats[i].name);
         fprintf(f, ":%" PRIu64, m->stats[i].value);
     }
     fputs("},\n", f);
 }
 
 /* Pairs refer to embedded contexts; contexts and trees to frames and
- * strings, which are written last, once every use is known. */
-static void write_pairs(FILE *f, html_doc *d, size_t shown)
+ * strings, which are written last, once every use is known, and contexts
+ * to code blobs, chosen once every embedded context is known. */
+static int write_pairs(FILE *f, html_doc *d, size_t shown)
 {
     fputs("\"pairs\":[", f);
     for (size_t i = 0; i < shown; i++) {
@@ -502,15 +457,20 @@ static void write_pairs(FILE *f, html_doc *d, size_t shown)
                 i ? ",\n" : "", w, t, q->count, q->bytes, q->wasteful_bytes, q->approx_bytes);
     }
     fputs("],\n\"contexts\":[", f);
+    d->code = html_code_plan(d->m, d->embedded, d->nembedded);
+    if (!d->code) return -1;
     for (size_t i = 0; i < d->nembedded; i++) {
         size_t ci = d->embedded[i];
         fputs(i ? ",\n[[" : "[[", f);
         for (size_t k = d->ctx_first[ci]; k < d->ctx_first[ci + 1]; k++)
             fprintf(f, "%s%" PRIu32, k > d->ctx_first[ci] ? "," : "",
                     use_frame(d, d->ctx_frames[k]));
-        fprintf(f, "],%" PRIu32 "]", use_str(d, d->ctx_insn[ci]));
+        fprintf(f, "],%" PRIu32, use_str(d, d->ctx_insn[ci]));
+        html_code_ctx(f, d->code, ci);
+        fputc(']', f);
     }
     fputs("],\n", f);
+    return 0;
 }
 
 static int write_trees(FILE *f, html_doc *d)
@@ -528,7 +488,7 @@ static int write_trees(FILE *f, html_doc *d)
     return 0;
 }
 
-static void write_strings(FILE *f, html_doc *d)
+static int write_strings(FILE *f, html_doc *d)
 {
     fputs("\"frames\":[", f);
     for (size_t i = 0; i < d->nused_frames; i++) {
@@ -540,11 +500,12 @@ static void write_strings(FILE *f, html_doc *d)
     fputs("],\n\"strings\":[", f);
     for (size_t i = 0; i < d->nused_strs; i++) {
         if (i) fputs(i % 8 ? "," : ",\n", f);
-        html_json_str(f, d->strs[d->used_strs[i]]);
+        json_escape_str(f, d->strs[d->used_strs[i]]);
     }
-    /* "code": disassembly blobs that contexts will point to (docs/report.md);
-     * no front end records them yet. */
-    fputs("],\n\"code\":[]}", f);
+    fputs("],\n", f);
+    int rc = html_code_write(f, d->code);
+    fputc('}', f);
+    return rc;
 }
 
 static void doc_free(html_doc *d)
@@ -564,6 +525,7 @@ static void doc_free(html_doc *d)
     free(d->used_frames);
     free(d->str_out);
     free(d->used_strs);
+    html_code_free(d->code);
     for (int s = 0; s < 2; s++) {
         free(d->tree[s].v);
         free(d->tree[s].map.hash);
@@ -585,9 +547,9 @@ int html_write_report(FILE *f, const merge_model *m, size_t top)
         doc_prepare_output(&d) == 0) {
         fwrite(page, 1, (size_t)(mark - page), f);
         write_header(f, m, shown);
-        write_pairs(f, &d, shown);
-        rc = write_trees(f, &d);
-        write_strings(f, &d);
+        rc = write_pairs(f, &d, shown);
+        if (rc == 0) rc = write_trees(f, &d);
+        if (rc == 0) rc = write_strings(f, &d);
         mark += strlen(HTML_MARKER);
         fwrite(mark, 1, len - (size_t)(mark - page), f);
     }

@@ -1,69 +1,20 @@
 /*
  * out_json.c - writes the report model (merge.h) as JSON.
  *
- * Owns JSON encoding: string escaping that yields valid, HTML-safe UTF-8
- * whatever bytes a symbol name holds, locale-independent shortest
- * round-trip numbers, and the document shape that tools and tests rely on:
+ * Owns the JSON report: locale-independent shortest round-trip numbers
+ * (strings go through json_escape.c, valid, HTML-safe UTF-8 whatever bytes
+ * a symbol name holds), and the document shape that tools and tests rely on:
  * {"mode", "totals", "pairs": [{"watch", "trap", ...}], "stats", ...}.
  */
 #include "out_json.h"
+
+#include "json_escape.h"
 
 #include <inttypes.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-static size_t json_utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    size_t n;
-    uint32_t cp, min;
-    if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; min = 0x80; }
-    else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; min = 0x800; }
-    else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; min = 0x10000; }
-    else return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;    /* also stops at the NUL */
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-    return n;
-}
-
-/* Writes s as a JSON string. Control characters, '<' (so the output can be
- * embedded in HTML) and U+2028/2029 (so it is valid JavaScript) become
- * \u escapes; invalid UTF-8 becomes U+FFFD. */
-static void json_str(FILE *f, const char *str)
-{
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    fputc('"', f);
-    while (*s) {
-        if (*s == '"' || *s == '\\') {
-            fputc('\\', f);
-            fputc(*s++, f);
-        } else if (*s < 0x20 || *s == '<' || *s == 0x7f) {
-            fprintf(f, "\\u%04x", *s++);
-        } else if (*s < 0x80) {
-            fputc(*s++, f);
-        } else {
-            size_t n = json_utf8_len(s);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                s++;
-            } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
-                fprintf(f, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
-                s += 3;
-            } else {
-                fwrite(s, 1, n, f);
-                s += n;
-            }
-        }
-    }
-    fputc('"', f);
-}
 
 /* Shortest %g form that reads back as the same double, in the C locale
  * (a ',' decimal point would not be JSON). */
@@ -87,16 +38,18 @@ static void json_num(FILE *f, double v)
 static void json_frames(FILE *f, const merge_ctx *c)
 {
     fputs("{\"instruction\": ", f);
-    json_str(f, c->instruction);
+    json_escape_str(f, c->instruction);
     fputs(", \"frames\": [", f);
     for (size_t i = 0; i < c->nframes; i++) {
         const merge_frame *fr = &c->frames[i];
         fputs(i ? ", {\"function\": " : "{\"function\": ", f);
-        json_str(f, fr->function);
+        json_escape_str(f, fr->function);
         fputs(", \"file\": ", f);
-        json_str(f, fr->file);
+        json_escape_str(f, fr->file);
         fprintf(f, ", \"line\": %" PRIu32 ", \"module\": ", fr->line);
-        json_str(f, fr->module);
+        json_escape_str(f, fr->module);
+        /* The leaf's address, as the instruction shown was seen. */
+        if (i == 0) fprintf(f, ", \"pc\": \"0x%" PRIx64 "\"", c->pc);
         fputc('}', f);
     }
     fputs("]}", f);
@@ -141,7 +94,7 @@ static void json_stats(FILE *f, const char *key, const merge_model *m, const cha
     for (size_t i = 0; i < m->nstats; i++) {
         if (strncmp(m->stats[i].name, prefix, plen) != 0) continue;
         fputs(n++ ? ", " : "", f);
-        json_str(f, m->stats[i].name + plen);
+        json_escape_str(f, m->stats[i].name + plen);
         fprintf(f, ": %" PRIu64, m->stats[i].value);
     }
     fputs("},\n", f);
@@ -150,9 +103,9 @@ static void json_stats(FILE *f, const char *key, const merge_model *m, const cha
 static void json_header(FILE *f, const merge_model *m)
 {
     fputs("{\"mode\": ", f);
-    json_str(f, m->mode);
+    json_escape_str(f, m->mode);
     fputs(",\n \"sampler\": ", f);
-    json_str(f, m->sampler);
+    json_escape_str(f, m->sampler);
     if (m->interval_mixed) fputs(", \"interval\": null", f);
     else fprintf(f, ", \"interval\": %" PRIu64, m->interval);
     fputs(", \"fp_tolerance\": ", f);

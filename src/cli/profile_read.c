@@ -24,7 +24,7 @@
 #define PR_MAX_FIELDS 9            /* one more than the widest record */
 #define PR_MAX_SIZE (1ull << 30)   /* a profile beyond 1 GiB is surely not ours */
 
-enum pr_phase { PR_HEADER, PR_STAT, PR_FRAME, PR_CTX, PR_PAIR };
+enum pr_phase { PR_HEADER, PR_STAT, PR_FRAME, PR_CTX, PR_PAIR, PR_CODE };
 
 static const char *const pr_header_keys[] = {
     "mode", "sampler", "pid", "tid", "thread", "command", "interval", "fp_tolerance",
@@ -39,7 +39,7 @@ typedef struct pr_state {
     unsigned long line;      /* 1-based number of the record being parsed */
     size_t nheader;          /* header records seen so far */
     enum pr_phase phase;
-    size_t cap_stats, cap_frames, cap_contexts, cap_pairs;
+    size_t cap_stats, cap_frames, cap_contexts, cap_pairs, cap_codes;
     char *f[PR_MAX_FIELDS];  /* fields of the current record */
     size_t nf;
 } pr_state;
@@ -112,17 +112,23 @@ static int pr_i64(const char *t, int64_t *out)
     return 0;
 }
 
+/* Value of the hex digit c, or -1; upper-case digits only when upper. */
+static int pr_xdigit(char c, int upper)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (upper && c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
 static int pr_hex64(const char *t, uint64_t *out)
 {
     uint64_t v = 0;
     if (t[0] != '0' || (t[1] != 'x' && t[1] != 'X') || !t[2] || strlen(t + 2) > 16) return -1;
     for (t += 2; *t; t++) {
-        unsigned d;
-        if (*t >= '0' && *t <= '9') d = (unsigned)(*t - '0');
-        else if (*t >= 'a' && *t <= 'f') d = (unsigned)(*t - 'a' + 10);
-        else if (*t >= 'A' && *t <= 'F') d = (unsigned)(*t - 'A' + 10);
-        else return -1;
-        v = v << 4 | d;
+        int d = pr_xdigit(*t, 1);
+        if (d < 0) return -1;
+        v = v << 4 | (unsigned)d;
     }
     *out = v;
     return 0;
@@ -236,15 +242,31 @@ static int pr_id(pr_state *s, size_t expected)
     return 0;
 }
 
+/* For a record with an id (frame, ctx, code): checks its field count and
+ * id, and appends a zeroed element to *arr. The element is counted before
+ * it is filled so profile_free releases a partial one. NULL on failure,
+ * with the message set. */
+static void *pr_append(pr_state *s, size_t nfields, void **arr, size_t *cap, size_t *n,
+                       size_t elem)
+{
+    char what[32];
+    snprintf(what, sizeof what, "expected %zu fields", nfields);
+    if (s->nf != nfields) {
+        pr_bad(s, what);
+        return NULL;
+    }
+    if (pr_id(s, *n) != 0 || pr_grow(s, arr, cap, *n, elem) != 0) return NULL;
+    void *e = (char *)*arr + elem * (*n)++;
+    memset(e, 0, elem);
+    return e;
+}
+
 static int pr_frame(pr_state *s)
 {
     profile *p = s->p;
-    if (s->nf != 8) return pr_bad(s, "expected 8 fields");
-    if (pr_id(s, p->nframes) != 0) return -1;
-    if (pr_grow(s, (void **)&p->frames, &s->cap_frames, p->nframes, sizeof *p->frames)) return -1;
-    /* Counted before it is filled so profile_free releases a partial one. */
-    prof_frame *fr = &p->frames[p->nframes++];
-    memset(fr, 0, sizeof *fr);
+    prof_frame *fr = pr_append(s, 8, (void **)&p->frames, &s->cap_frames, &p->nframes,
+                               sizeof *p->frames);
+    if (!fr) return -1;
     if (pr_field_str(s, 2, &fr->function, "bad escape in function") ||
         pr_field_str(s, 3, &fr->file, "bad escape in file") ||
         pr_field_str(s, 5, &fr->module, "bad escape in module") ||
@@ -258,12 +280,9 @@ static int pr_frame(pr_state *s)
 static int pr_ctx(pr_state *s)
 {
     profile *p = s->p;
-    if (s->nf != 3) return pr_bad(s, "expected 3 fields");
-    if (pr_id(s, p->ncontexts) != 0) return -1;
-    if (pr_grow(s, (void **)&p->contexts, &s->cap_contexts, p->ncontexts, sizeof *p->contexts))
-        return -1;
-    prof_context *c = &p->contexts[p->ncontexts++];
-    memset(c, 0, sizeof *c);
+    prof_context *c = pr_append(s, 3, (void **)&p->contexts, &s->cap_contexts, &p->ncontexts,
+                                sizeof *p->contexts);
+    if (!c) return -1;
     size_t n = 1;
     for (const char *t = s->f[2]; *t; t++) n += *t == ',';
     if (n > UINT32_MAX) return pr_bad(s, "too many frames");
@@ -298,6 +317,70 @@ static int pr_pair(pr_state *s)
     if (q.wasteful_bytes > q.bytes || q.approx_bytes > q.bytes - q.wasteful_bytes)
         return pr_bad(s, "more wasteful bytes than bytes");
     p->pairs[p->npairs++] = q;
+    return 0;
+}
+
+/* Two lower-case hex digits a byte, the whole field; the caller checked
+ * that the length is even. */
+static int pr_hex_bytes(const char *t, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < 2 * n; i++) {
+        int d = pr_xdigit(t[i], 0);
+        if (d < 0) return -1;
+        out[i / 2] = (uint8_t)(i % 2 ? out[i / 2] | d : d << 4);
+    }
+    return 0;
+}
+
+static int pr_code(pr_state *s)
+{
+    profile *p = s->p;
+    prof_code *c = pr_append(s, 5, (void **)&p->codes, &s->cap_codes, &p->ncodes,
+                             sizeof *p->codes);
+    if (!c) return -1;
+    if (pr_field_str(s, 2, &c->name, "bad escape in name") != 0) return -1;
+    if (pr_hex64(s->f[3], &c->start) != 0) return pr_bad(s, "start not 0x-hex");
+    size_t len = strlen(s->f[4]);
+    if (len == 0 || len % 2 || len / 2 > PROFILE_CODE_MAX_SIZE)
+        return pr_bad(s, "bytes not 1 to 4 MiB of hex");
+    c->size = (uint32_t)(len / 2);
+    c->bytes = malloc(c->size);
+    if (!c->bytes) return pr_fail(s, "out of memory");
+    if (pr_hex_bytes(s->f[4], c->bytes, c->size) != 0)
+        return pr_bad(s, "bytes not lower-case hex");
+    if (c->start > UINT64_MAX - (c->size - 1)) return pr_bad(s, "wraps past the top of memory");
+    const prof_code *prev = p->ncodes > 1 ? c - 1 : NULL;
+    if (prev && (c->start < prev->start || c->start - prev->start < prev->size))
+        return pr_bad(s, "overlaps or precedes the code before it");
+    return 0;
+}
+
+static int pr_codeline(pr_state *s)
+{
+    profile *p = s->p;
+    uint32_t id, offset, line;
+    if (s->nf != 6) return pr_bad(s, "expected 6 fields");
+    if (pr_u32(s->f[1], &id) || pr_u32(s->f[2], &offset) || pr_u32(s->f[3], &line))
+        return pr_bad(s, "not an integer");
+    if (id >= p->ncodes) return pr_bad(s, "refers to an undefined code");
+    prof_code *c = &p->codes[id];
+    if (offset >= c->size) return pr_bad(s, "offset beyond the code");
+    if (c->nlines && offset <= c->lines[c->nlines - 1].offset)
+        return pr_bad(s, "offsets must increase");
+    /* Capacity is implicit: 4, then doubling at every power of two. */
+    uint32_t n = c->nlines;
+    if (n == 0 || (n >= 4 && (n & (n - 1)) == 0)) {
+        prof_code_line *a = realloc(c->lines, (n ? 2 * (size_t)n : 4) * sizeof *a);
+        if (!a) return pr_fail(s, "out of memory");
+        c->lines = a;
+    }
+    prof_code_line *l = &c->lines[c->nlines++];
+    memset(l, 0, sizeof *l);
+    l->offset = offset;
+    l->line = line;
+    if (pr_field_str(s, 4, &l->function, "bad escape in function") ||
+        pr_field_str(s, 5, &l->file, "bad escape in file"))
+        return -1;
     return 0;
 }
 
@@ -336,6 +419,7 @@ static enum pr_phase pr_kind(const char *name, int *known)
     if (!strcmp(name, "frame")) return PR_FRAME;
     if (!strcmp(name, "ctx")) return PR_CTX;
     if (!strcmp(name, "pair")) return PR_PAIR;
+    if (!strcmp(name, "code") || !strcmp(name, "codeline")) return PR_CODE;
     *known = 0;
     return PR_HEADER;
 }
@@ -364,7 +448,8 @@ static int pr_record(pr_state *s)
     case PR_STAT: return pr_stat(s);
     case PR_FRAME: return pr_frame(s);
     case PR_CTX: return pr_ctx(s);
-    default: return pr_pair(s);
+    case PR_PAIR: return pr_pair(s);
+    default: return strcmp(s->f[0], "code") ? pr_codeline(s) : pr_code(s);
     }
 }
 
@@ -521,6 +606,8 @@ void profile_free(profile *p)
         free(p->frames[i].instruction);
     }
     for (size_t i = 0; i < p->ncontexts; i++) free(p->contexts[i].frames);
+    for (size_t i = 0; i < p->ncodes; i++) prof_code_clear(&p->codes[i]);
+    free(p->codes);
     free(p->stats);
     free(p->frames);
     free(p->contexts);

@@ -46,6 +46,9 @@ typedef struct prof_code_line {
     char *file;
 } prof_code_line;
 
+/* Largest code a profile holds (bytes); the writer refuses larger ones. */
+#define PROFILE_CODE_MAX_SIZE (4u << 20)
+
 typedef struct prof_code {
     char *name;         /* the compiled method, "java.util.ArrayList.add" */
     uint64_t start;     /* address of its first byte in the profiled process */
@@ -72,7 +75,8 @@ typedef struct profile {
     prof_frame *frames;     size_t nframes;
     prof_context *contexts; size_t ncontexts;
     prof_pair *pairs;       size_t npairs;
-    prof_code *codes;       size_t ncodes;   /* frames whose pc lies in one refer to it */
+    prof_code *codes;       size_t ncodes;   /* frames whose pc lies in one refer to it;
+                                              * profile_read gives them by start */
 } profile;
 
 /* Atomically writes p to path (temp file + rename). Returns 0, or -1 with a
@@ -87,6 +91,10 @@ int profile_read(const char *path, profile *p, char *err, size_t errlen);
 
 /* Frees everything profile_read allocated; safe on a zeroed profile. */
 void profile_free(profile *p);
+
+/* Frees a code's name, bytes and line table (not c itself); for whoever
+ * fills one: the engine, profile_read, the report model. */
+void prof_code_clear(prof_code *c);
 
 /* Value of a stat by name, 0 when absent. */
 uint64_t profile_stat(const profile *p, const char *name);

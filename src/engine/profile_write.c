@@ -4,7 +4,8 @@
  * Owns the writer side of docs/profile-format.md: escaping of string fields,
  * record order, the closing `end` line with its CRC-32, and the atomic
  * publish (temporary file in the same directory, then rename) that lets a
- * reader assume it never sees half a file. The whole body is first built in
+ * reader assume it never sees half a file. Codes are written by increasing
+ * start whatever their order in memory. The whole body is first built in
  * memory so the checksum and record count are known before anything touches
  * the disk. Not signal-safe: it allocates and uses stdio.
  */
@@ -102,6 +103,70 @@ static int pw_validate(const profile *p, char *err, size_t errlen)
     return 0;
 }
 
+/* A code the reader would accept, overlaps aside (pw_code_order). */
+static int pw_validate_code(const prof_code *c, size_t i, char *err, size_t errlen)
+{
+    if (c->size == 0 || c->size > PROFILE_CODE_MAX_SIZE || !c->bytes) {
+        pw_err(err, errlen, "profile_write: code %zu has %" PRIu32 " bytes (1 to %u)", i,
+               c->size, PROFILE_CODE_MAX_SIZE);
+        return -1;
+    }
+    if (c->start > UINT64_MAX - (c->size - 1)) {
+        pw_err(err, errlen, "profile_write: code %zu wraps past the top of memory", i);
+        return -1;
+    }
+    if (c->nlines && !c->lines) {
+        pw_err(err, errlen, "profile_write: code %zu has no line table", i);
+        return -1;
+    }
+    for (uint32_t j = 0; j < c->nlines; j++) {
+        if (c->lines[j].offset >= c->size || (j && c->lines[j].offset <= c->lines[j - 1].offset)) {
+            pw_err(err, errlen, "profile_write: code %zu line %" PRIu32 " at offset %" PRIu32
+                   " (offsets must increase and stay below %" PRIu32 ")", i, j,
+                   c->lines[j].offset, c->size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int pw_code_cmp(const void *a, const void *b, void *arg)
+{
+    const prof_code *codes = arg;
+    uint64_t x = codes[*(const size_t *)a].start, y = codes[*(const size_t *)b].start;
+    return (x > y) - (x < y);
+}
+
+/* Codes go to the file by increasing start, as the format wants; returns
+ * that order (malloc'd), or NULL with the message set (overlap, bad code,
+ * out of memory). Not called without codes. */
+static size_t *pw_code_order(const profile *p, char *err, size_t errlen)
+{
+    size_t *order = malloc(p->ncodes * sizeof *order);
+    if (!order) {
+        pw_err(err, errlen, "profile_write: out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < p->ncodes; i++) {
+        order[i] = i;
+        if (pw_validate_code(&p->codes[i], i, err, errlen) != 0) {
+            free(order);
+            return NULL;
+        }
+    }
+    qsort_r(order, p->ncodes, sizeof *order, pw_code_cmp, p->codes);
+    for (size_t i = 1; i < p->ncodes; i++) {
+        const prof_code *a = &p->codes[order[i - 1]], *b = &p->codes[order[i]];
+        if (b->start - a->start < a->size) {
+            pw_err(err, errlen, "profile_write: codes %zu and %zu overlap", order[i - 1],
+                   order[i]);
+            free(order);
+            return NULL;
+        }
+    }
+    return order;
+}
+
 static void pw_header(pw_out *o, const profile *p)
 {
     pw_line_fmt(o, "%s\t%d", PROFILE_MAGIC, PROFILE_VERSION);
@@ -157,6 +222,42 @@ static void pw_body(pw_out *o, const profile *p)
     }
 }
 
+/* Each code, then its lines; ids follow the order (by start). */
+static void pw_codes(pw_out *o, const profile *p, const size_t *order)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < p->ncodes; i++) {
+        const prof_code *c = &p->codes[order[i]];
+        fprintf(o->f, "code\t%zu", i);
+        pw_field(o, c->name);
+        fprintf(o->f, "\t0x%" PRIx64 "\t", c->start);
+        for (uint32_t k = 0; k < c->size; k++) {
+            fputc(hex[c->bytes[k] >> 4], o->f);
+            fputc(hex[c->bytes[k] & 15], o->f);
+        }
+        pw_line_fmt(o, "%s", "");
+        for (uint32_t j = 0; j < c->nlines; j++) {
+            const prof_code_line *l = &c->lines[j];
+            fprintf(o->f, "codeline\t%zu\t%" PRIu32 "\t%" PRIu32, i, l->offset, l->line);
+            pw_field(o, l->function);
+            pw_field(o, l->file);
+            pw_line_fmt(o, "%s", "");
+        }
+    }
+}
+
+void prof_code_clear(prof_code *c)
+{
+    for (uint32_t j = 0; c->lines && j < c->nlines; j++) {
+        free(c->lines[j].function);
+        free(c->lines[j].file);
+    }
+    free(c->lines);
+    free(c->name);
+    free(c->bytes);
+    memset(c, 0, sizeof *c);
+}
+
 /* zlib's crc32 takes a uInt length; feed it in chunks. */
 static unsigned long pw_crc(const char *buf, size_t len)
 {
@@ -206,14 +307,19 @@ static int pw_publish(const char *path, const char *buf, size_t len, char *err, 
 int profile_write(const profile *p, const char *path, char *err, size_t errlen)
 {
     if (pw_validate(p, err, errlen) != 0) return -1;
+    size_t *order = NULL;
+    if (p->ncodes && (order = pw_code_order(p, err, errlen)) == NULL) return -1;
     pw_out o = { 0 };
     o.f = open_memstream(&o.buf, &o.len);
     if (!o.f) {
         pw_err(err, errlen, "%s: %s", path, strerror(errno));
+        free(order);
         return -1;
     }
     pw_header(&o, p);
     pw_body(&o, p);
+    if (order) pw_codes(&o, p, order);
+    free(order);
     int bad = ferror(o.f);
     if (fclose(o.f) != 0) bad = 1;
     if (bad || !o.buf) {

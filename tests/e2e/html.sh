@@ -7,7 +7,9 @@
 # then opens the page in headless Chromium through the DevTools protocol
 # (tests/e2e/html/check.py): the top pair's functions on the page, selecting
 # a pair, sorting, graph search and zoom, a hostile name rendered as text,
-# the disassembly hook, and no console error or network request.
+# the disassembly hook, and no console error or network request. A
+# profile with a JIT code blob, written here as the JVM front end would,
+# checks the disassembly wasp itself writes.
 #
 # Installs what it needs on Debian 12 (gcc, make, python3, chromium) and
 # builds wasp. Prints "ok html" or "FAIL html: reason"; exits 0 or 1.
@@ -66,7 +68,31 @@ print("%d stacks" % len(lines))
 PY
 ) || fail "$msg"
 
-out=$(timeout 100 python3 "$ROOT/tests/e2e/html/check.py" "$TMP/report.html" "$TMP/report.json" 2>&1)
+# A JIT-compiled method, 2500 bytes of nops then push/mov/mov/add/mov/pop/ret,
+# whose two movs are a pair (docs/profile-format.md, "Code").
+mkdir -p "$TMP/jit/1" && python3 - "$TMP/jit/1/1-0.wasp" <<'PY' || fail "could not write the JIT profile"
+import sys, zlib
+code = bytes([0x90] * 2500) + bytes.fromhex("554889e5488946104883c001488946185dc3")
+base = 0x7f0000001000
+recs = ["wasp-profile\t1", "mode\tsilent-store", "sampler\tsoftware", "pid\t1", "tid\t1",
+        "thread\tmain", "command\tjava Demo", "interval\t1000000", "fp_tolerance\t0.01",
+        "stat\tsamples\t10", "stat\ttraps\t4",
+        "frame\t0\tDemo.kernel\tDemo.java\t11\t\t0x%x\tmov %%rax, 0x10(%%rsi)" % (base + 2504),
+        "frame\t1\tDemo.kernel\tDemo.java\t12\t\t0x%x\tmov %%rax, 0x18(%%rsi)" % (base + 2512),
+        "frame\t2\tDemo.main\tDemo.java\t3\t\t0x7f0000009000\t",
+        "ctx\t0\t0,2", "ctx\t1\t1,2", "pair\t0\t1\t4\t64\t64\t0",
+        "code\t0\tDemo.kernel\t0x%x\t%s" % (base, code.hex()),
+        "codeline\t0\t0\t9\tDemo.kernel\tDemo.java", "codeline\t0\t2500\t10\tDemo.kernel\tDemo.java",
+        "codeline\t0\t2504\t11\tDemo.kernel\tDemo.java", "codeline\t0\t2508\t40\tDemo.<init>\tBump.java",
+        "codeline\t0\t2512\t12\tDemo.kernel\tDemo.java"]
+body = "".join(r + "\n" for r in recs).encode()
+open(sys.argv[1], "wb").write(body + b"end\t%d\t%08x\n" % (len(recs), zlib.crc32(body)))
+PY
+"$WASP" report "$TMP/jit" -o "$TMP/jit.html" 2>"$TMP/report.log" ||
+    fail "wasp report of the JIT profile failed: $(tail -n 1 "$TMP/report.log")"
+
+out=$(timeout 100 python3 "$ROOT/tests/e2e/html/check.py" "$TMP/report.html" "$TMP/report.json" \
+      "$TMP/jit.html" 2>&1)
 rc=$?
 [ $rc = 124 ] && fail "the browser check timed out"
 [ $rc = 0 ] || fail "$(echo "$out" | tail -n 1)"

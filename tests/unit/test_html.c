@@ -246,6 +246,198 @@ TEST(large_profile_is_capped_and_fast)
     fake_free(&f);
 }
 
+/* ---- disassembly of JIT code ---- */
+
+/* push %rbp; mov %rsp,%rbp; mov %rax,0x10(%rsi); add $1,%rax;
+ * mov %rax,0x18(%rsi); pop %rbp; ret */
+static uint8_t kernel_bytes[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0x46, 0x10, 0x48, 0x83,
+                                  0xc0, 0x01, 0x48, 0x89, 0x46, 0x18, 0x5d, 0xc3 };
+static prof_code_line kernel_lines[] = {
+    { 0, 10, "Demo.kernel", "Demo.java" },
+    { 4, 11, "Demo.kernel", "Demo.java" },
+    { 8, 40, "Demo.<init>", "Bump.java" },      /* an inlined callee */
+    { 12, 12, "Demo.kernel", "Demo.java" },
+};
+#define KBASE 0x7f0000001000ull
+
+static prof_code kernel_code(void)
+{
+    return (prof_code){ "Demo.kernel", KBASE, sizeof kernel_bytes, kernel_bytes,
+                        sizeof kernel_lines / sizeof kernel_lines[0], kernel_lines };
+}
+
+/* One thread's profile of f's frames, contexts and pairs, with codes. */
+static profile code_profile(const fake *f, prof_code *codes, size_t ncodes, int64_t pid)
+{
+    profile p = { 0 };
+    strcpy(p.mode, "silent-store");
+    strcpy(p.sampler, "software");
+    p.pid = p.tid = pid;
+    p.thread_name = p.command = "";
+    p.interval = 1000000;
+    p.frames = f->frames; p.nframes = f->nframes;
+    p.contexts = f->ctxs; p.ncontexts = f->nctxs;
+    p.pairs = f->pairs; p.npairs = f->npairs;
+    p.codes = codes; p.ncodes = ncodes;
+    return p;
+}
+
+/* Merges the profiles into m and renders the page; NULL on error. */
+static char *code_page(merge_model *m, const profile *ps, size_t n)
+{
+    char err[256];
+    merge_init(m);
+    for (size_t i = 0; i < n; i++) {
+        if (merge_add(m, &ps[i], "memory", err, sizeof err) != 0) {
+            fprintf(stderr, "  %s\n", err);
+            return NULL;
+        }
+    }
+    merge_finish(m);
+    return render(html_write_report, m, 0, &(size_t){ 0 });
+}
+
+static void code_done(char *doc, merge_model *m, fake *f)
+{
+    free(doc);
+    merge_free(m);
+    fake_free(f);
+}
+
+/* A pair whose both instructions lie in one JIT-compiled method: the page
+ * holds its disassembly, both syntaxes, with source lines and the inlined
+ * callee named; the contexts point at it. The same code from a second
+ * process counts once, and a context first seen in the interpreter (no
+ * code) takes the JIT instruction when one comes. */
+TEST(jit_code_is_disassembled)
+{
+    fake f, g;
+    merge_model m;
+    fake_alloc(&f, 4, 2, 1);
+    uint32_t w = fake_frame(&f, "Demo.kernel", "Demo.java", 11, "mov %rax, 0x10(%rsi)");
+    uint32_t t = fake_frame(&f, "Demo.kernel", "Demo.java", 12, "mov %rax, 0x18(%rsi)");
+    uint32_t main_ = fake_frame(&f, "Demo.main", "Demo.java", 3, "");
+    f.frames[w].pc = KBASE + 4;
+    f.frames[t].pc = KBASE + 12;
+    fake_pair(&f, fake_ctx(&f, 2, (uint32_t[]){ w, main_ }),
+              fake_ctx(&f, 2, (uint32_t[]){ t, main_ }), 64, 0);
+    /* the interpreter's view of the same pair, seen first */
+    fake_alloc(&g, 4, 2, 1);
+    w = fake_frame(&g, "Demo.kernel", "Demo.java", 11, "interpreted");
+    t = fake_frame(&g, "Demo.kernel", "Demo.java", 12, "interpreted");
+    main_ = fake_frame(&g, "Demo.main", "Demo.java", 3, "");
+    fake_pair(&g, fake_ctx(&g, 2, (uint32_t[]){ w, main_ }),
+              fake_ctx(&g, 2, (uint32_t[]){ t, main_ }), 8, 0);
+    prof_code code = kernel_code(), other = kernel_code();
+    other.start = 0x7e0000000000;   /* somewhere the pcs of g are not */
+    profile ps[] = { code_profile(&g, &other, 1, 7), code_profile(&f, &code, 1, 8),
+                     code_profile(&f, &code, 1, 9) };
+    char *doc = code_page(&m, ps, 3);
+    CHECK(doc != NULL);
+    CHECK_EQ_U(m.ncodes, 1);
+    CHECK_EQ_U(m.ncontexts, 2);
+    for (size_t i = 0; i < m.ncontexts; i++) {
+        CHECK(m.contexts[i]->code == 0);
+        CHECK(strcmp(m.contexts[i]->instruction, "interpreted") != 0);
+    }
+    if (doc) {
+        CHECK(strstr(doc, "\"code\":[{\"name\":\"Demo.kernel\",\"file\":\"Demo.java\","
+                          "\"start\":\"0x7f0000001000\",\"size\":18,\"insns\":[\n"
+                          "[\"0x7f0000001000\",10,\"push %rbp\",\"push rbp\",0],\n"
+                          "[\"0x7f0000001001\",10,\"mov %rsp, %rbp\",\"mov rbp, rsp\",0],\n"
+                          "[\"0x7f0000001004\",11,\"mov %rax, 0x10(%rsi)\",\"mov [rsi+0x10], rax\",0],\n"
+                          "[\"0x7f0000001008\",40,\"add $0x01, %rax\",\"add rax, 0x01\",1],\n"
+                          "[\"0x7f000000100c\",12,\"mov %rax, 0x18(%rsi)\",\"mov [rsi+0x18], rax\",0],\n"
+                          "[\"0x7f0000001010\",12,\"pop %rbp\",\"pop rbp\",0],\n"
+                          "[\"0x7f0000001011\",12,\"ret\",\"ret\",0]],\n"
+                          "\"srcs\":[[\"\",\"Demo.java\"],[\"Demo.\\u003cinit\\u003e\",\"Bump.java\"]]}],\n"
+                          "\"code_cap\":{\"max_blobs\":200,\"max_insns\":20000,\"around\":100,"
+                          "\"left_out\":0,\"partial\":0}}") != NULL);
+        CHECK_EQ_U(count_of(doc, ",0,\"0x7f0000001004\"]"), 1);
+        CHECK_EQ_U(count_of(doc, ",0,\"0x7f000000100c\"]"), 1);
+        CHECK_EQ_U(count_of(doc, "<script"), 2);
+    }
+    code_done(doc, &m, &f);
+    fake_free(&g);
+}
+
+/* Where a context's pc lies inside what the sweep would decode as one
+ * instruction (data before it, or a jump into the middle), the sweep stops
+ * there: the bytes before show as .byte, one a row, and the pc starts a
+ * row. */
+TEST(code_sweep_resyncs_at_context_pcs)
+{
+    static uint8_t bytes[] = { 0x48, 0xb8, 0x48, 0x89, 0x46, 0x10, 0xc3, 0, 0, 0, 0xc3 };
+    prof_code code = { "Jump.in", 0x5000, sizeof bytes, bytes, 0, NULL };
+    fake f;
+    merge_model m;
+    fake_alloc(&f, 2, 1, 1);
+    uint32_t a = fake_frame(&f, "Jump.in", "", 0, "mov %rax, 0x10(%rsi)");
+    f.frames[a].pc = 0x5002;    /* inside movabs $imm64, %rax */
+    uint32_t c = fake_ctx(&f, 1, &a);
+    fake_pair(&f, c, c, 8, 0);
+    profile p = code_profile(&f, &code, 1, 1);
+    char *doc = code_page(&m, &p, 1);
+    CHECK(doc != NULL);
+    if (doc) {
+        CHECK(strstr(doc, "[\"0x5000\",0,\".byte 0x48\",\".byte 0x48\"],\n"
+                          "[\"0x5001\",0,\".byte 0xb8\",\".byte 0xb8\"],\n"
+                          "[\"0x5002\",0,\"mov %rax, 0x10(%rsi)\",\"mov [rsi+0x10], rax\"],\n"
+                          "[\"0x5006\",0,\"ret\",\"ret\"],\n") != NULL);
+        CHECK(strstr(doc, "\"file\":\"\"") != NULL);
+        CHECK(strstr(doc, ",0,\"0x5002\"]") != NULL);
+    }
+    code_done(doc, &m, &f);
+}
+
+/* 251 methods: the page holds 200 and says 51 are left out (their contexts
+ * point at -1), the lightest pairs' ones; a method of 30000 instructions
+ * keeps 100 either side of each named instruction, with the runs left out
+ * counted. */
+#define NBLOBS 250
+#define NNOPS 30000
+
+TEST(code_is_capped)
+{
+    static uint8_t nops[NNOPS];
+    static prof_code codes[NBLOBS + 1];
+    static char names[NBLOBS][16];
+    memset(nops, 0x90, sizeof nops);
+    fake f;
+    merge_model m;
+    fake_alloc(&f, NBLOBS + 2, NBLOBS + 2, NBLOBS + 1);
+    for (size_t i = 0; i < NBLOBS; i++) {
+        snprintf(names[i], sizeof names[i], "M.m%zu", i);
+        codes[i] = kernel_code();
+        codes[i].name = names[i];
+        codes[i].start = 0x100000 + 0x100 * i;
+        uint32_t a = fake_frame(&f, names[i], "M.java", 1, "mov %rax, 0x10(%rsi)");
+        f.frames[a].pc = codes[i].start + 4;
+        uint32_t c = fake_ctx(&f, 1, &a);
+        fake_pair(&f, c, c, 1000 - i, 0);   /* in order of weight */
+    }
+    codes[NBLOBS] = (prof_code){ "Big.run", 0x900000, NNOPS, nops, 0, NULL };
+    uint32_t a = fake_frame(&f, "Big.run", "Big.java", 1, "nop");
+    uint32_t b = fake_frame(&f, "Big.run", "Big.java", 2, "nop");
+    f.frames[a].pc = 0x900000 + 100;
+    f.frames[b].pc = 0x900000 + 20000;
+    fake_pair(&f, fake_ctx(&f, 1, &a), fake_ctx(&f, 1, &b), 5000, 0);   /* the top pair */
+    profile p = code_profile(&f, codes, NBLOBS + 1, 1);
+    char *doc = code_page(&m, &p, 1);
+    CHECK(doc != NULL);
+    if (doc) {
+        CHECK(strstr(doc, "\"left_out\":51,\"partial\":1}") != NULL);
+        CHECK(strstr(doc, "[\"0x9000c8\",0,\"nop\",\"nop\"],19699,\n[\"0x904dbc\"") != NULL);
+        CHECK(strstr(doc, "[\"0x904e84\",0,\"nop\",\"nop\"],9899]") != NULL);
+        CHECK(strstr(doc, ",0,\"0x900064\"]") != NULL && strstr(doc, ",0,\"0x904e20\"]") != NULL);
+        CHECK_EQ_U(count_of(doc, "{\"name\":"), 200);
+        CHECK_EQ_U(count_of(doc, ",-1,\"0x"), 51);
+        CHECK(strstr(doc, "\"name\":\"M.m198\"") != NULL);
+        CHECK(strstr(doc, "\"name\":\"M.m199\"") == NULL);
+    }
+    code_done(doc, &m, &f);
+}
+
 /* ---- collapsed ---- */
 
 TEST(collapsed_stacks_are_root_first)
@@ -363,6 +555,9 @@ int main(void)
     RUN(hostile_names_are_escaped);
     RUN(empty_run_still_renders);
     RUN(large_profile_is_capped_and_fast);
+    RUN(jit_code_is_disassembled);
+    RUN(code_sweep_resyncs_at_context_pcs);
+    RUN(code_is_capped);
     RUN(collapsed_stacks_are_root_first);
     RUN(format_follows_extension_unless_given);
     char cmd[300];

@@ -3,6 +3,8 @@
  * refusal of every kind of damaged file, with the exact messages.
  */
 #include "harness.h"
+#include "merge.h"
+#include "out_html.h"
 #include "profile.h"
 
 #include <dirent.h>
@@ -75,7 +77,7 @@ static int no_temp_files(void)
                "thread\t\ncommand\t\ninterval\t100\nfp_tolerance\t0\n"
 
 static prof_frame frames[] = {
-    { "write_round", "x.c", 12, "/bin/x", 0x401000, "movq %rax,(%rdx)" },
+    { "write_round", "x.c", 12, "/bin/x", 0x7f0000001001, "movq %rax,(%rdx)" },  /* in a code */
     { "main", "dir with\ttab/x.c", 30, "", 0x400500, "" },
     { "we\\ird\nname \xc3\xa9\xe2\x9c\x93 \"q\" <b>", "", 0, "/lib/\r.so", UINT64_MAX, "vmovsd %xmm0,0x10(%r9,%r8,1)" },
 };
@@ -87,6 +89,17 @@ static prof_pair pairs[] = {
 };
 static prof_stat stats[] = {
     { "samples", 10 }, { "traps", 9 }, { "drop.not_memory", UINT64_MAX }, { "future\tstat", 0 },
+};
+/* Two codes, the higher one first in memory: the writer orders them. */
+static uint8_t code_hi[] = { 0x48, 0x89, 0x06, 0xc3 }, code_lo[] = { 0x55, 0x00, 0xff, 0x0a, 0x09 };
+static prof_code_line lines_lo[] = {
+    { 0, 7, "Demo.kernel", "Demo.java" },
+    { 1, 0, "in\tlined <x>", "" },
+    { 4, 8, "Demo.kernel", "Demo.java" },
+};
+static prof_code codes[] = {
+    { "Demo.hi", 0x7f0000001005, sizeof code_hi, code_hi, 0, NULL },
+    { "Demo.kernel", 0x7f0000001000, sizeof code_lo, code_lo, 3, lines_lo },
 };
 
 static profile sample_profile(void)
@@ -104,7 +117,21 @@ static profile sample_profile(void)
     p.frames = frames; p.nframes = sizeof frames / sizeof frames[0];
     p.contexts = contexts; p.ncontexts = sizeof contexts / sizeof contexts[0];
     p.pairs = pairs; p.npairs = sizeof pairs / sizeof pairs[0];
+    p.codes = codes; p.ncodes = sizeof codes / sizeof codes[0];
     return p;
+}
+
+static int same_code(const prof_code *a, const prof_code *b)
+{
+    if (strcmp(a->name, b->name) || a->start != b->start || a->size != b->size ||
+        memcmp(a->bytes, b->bytes, a->size) || a->nlines != b->nlines)
+        return 0;
+    for (uint32_t j = 0; j < a->nlines; j++)
+        if (a->lines[j].offset != b->lines[j].offset || a->lines[j].line != b->lines[j].line ||
+            strcmp(a->lines[j].function, b->lines[j].function) ||
+            strcmp(a->lines[j].file, b->lines[j].file))
+            return 0;
+    return 1;
 }
 
 TEST(round_trip_keeps_every_field)
@@ -145,8 +172,13 @@ TEST(round_trip_keeps_every_field)
         CHECK(memcmp(&r.pairs[i], &w.pairs[i], sizeof r.pairs[i]) == 0);
     CHECK_EQ_U(profile_stat(&r, "traps"), 9);
     CHECK_EQ_U(profile_stat(&r, "absent"), 0);
+    CHECK_EQ_U(r.ncodes, 2);
+    if (r.ncodes == 2) {
+        CHECK(same_code(&r.codes[0], &codes[1]));   /* by start */
+        CHECK(same_code(&r.codes[1], &codes[0]));
+    }
     profile_free(&r);
-    CHECK(r.frames == NULL && r.nframes == 0);
+    CHECK(r.frames == NULL && r.nframes == 0 && r.codes == NULL && r.ncodes == 0);
 }
 
 TEST(written_file_matches_format_doc)
@@ -162,13 +194,20 @@ TEST(written_file_matches_format_doc)
     CHECK(strstr(b, "\t0xffffffffffffffff\t") != NULL);
     CHECK(strstr(b, "\nctx\t1\t2,1,0\n") != NULL);
     CHECK(strstr(b, "\npair\t0\t1\t5\t4096\t1000\t24\n") != NULL);
-    /* end: 9 header lines + 4 stats + 3 frames + 2 ctx + 2 pairs = 20 records */
+    CHECK(strstr(b, "\npair\t1\t1\t18446744073709551615\t18446744073709551615\t0\t"
+                    "18446744073709551615\ncode\t0\tDemo.kernel\t0x7f0000001000\t5500ff0a09\n"
+                    "codeline\t0\t0\t7\tDemo.kernel\tDemo.java\n"
+                    "codeline\t0\t1\t0\tin\\tlined <x>\t\n"
+                    "codeline\t0\t4\t8\tDemo.kernel\tDemo.java\n"
+                    "code\t1\tDemo.hi\t0x7f0000001005\t488906c3\nend\t") != NULL);
+    /* end: 9 header lines + 4 stats + 3 frames + 2 ctx + 2 pairs + 2 codes + 3 lines
+     * = 25 records */
     char *end = strstr(b, "\nend\t");
     CHECK(end != NULL);
     if (end) {
         char want[64];
         size_t body = (size_t)(end - b) + 1;
-        snprintf(want, sizeof want, "\nend\t20\t%08lx\n", crc32(0L, (const Bytef *)b, (uInt)body));
+        snprintf(want, sizeof want, "\nend\t25\t%08lx\n", crc32(0L, (const Bytef *)b, (uInt)body));
         CHECK_STR(end, want);
     }
     free(b);
@@ -184,6 +223,51 @@ TEST(writer_refuses_bad_references)
     CHECK(profile_write(&w, tmp_path("bad.wasp"), err, sizeof err) != 0);
     CHECK(strstr(err, "pair 0") != NULL);
     CHECK(access(tmp_path("bad.wasp"), F_OK) != 0);
+    CHECK(no_temp_files());
+}
+
+/* Writes w with one code replaced by c; expects a refusal naming what. */
+static void expect_code_refused(prof_code c, const char *what)
+{
+    profile w = sample_profile();
+    prof_code two[2] = { codes[0], c };
+    w.codes = two;
+    CHECK(profile_write(&w, tmp_path("badcode.wasp"), err, sizeof err) != 0);
+    if (!strstr(err, what)) fprintf(stderr, "  message: %s\n", err);
+    CHECK(strstr(err, what) != NULL);
+    CHECK(access(tmp_path("badcode.wasp"), F_OK) != 0);
+}
+
+TEST(writer_refuses_bad_codes)
+{
+    prof_code c = codes[1];
+    c.start = 0x7f0000001008;   /* into Demo.hi, [..1005, ..1009) */
+    expect_code_refused(c, "codes 0 and 1 overlap");
+    c.start = 0x7f0000001001;   /* Demo.hi starts inside this one */
+    expect_code_refused(c, "codes 1 and 0 overlap");
+    c = codes[1];
+    c.size = 0;
+    expect_code_refused(c, "code 1 has 0 bytes");
+    c = codes[1];
+    c.start = UINT64_MAX - 3;   /* 5 bytes from there wrap */
+    expect_code_refused(c, "code 1 wraps");
+    prof_code_line back[] = { { 2, 1, "f", "" }, { 2, 2, "f", "" } };
+    c = codes[1];
+    c.lines = back;
+    c.nlines = 2;
+    expect_code_refused(c, "code 1 line 1 at offset 2");
+    back[1].offset = 5;
+    expect_code_refused(c, "code 1 line 1 at offset 5");
+    /* The last byte of the address space is fine; so are codes that touch. */
+    profile w = sample_profile(), r;
+    prof_code edge[2] = { codes[0], codes[1] };
+    edge[1].start = UINT64_MAX - 4;
+    edge[0].start = edge[1].start - edge[0].size;
+    w.codes = edge;
+    CHECK_EQ_U(profile_write(&w, tmp_path("edge.wasp"), err, sizeof err), 0);
+    CHECK_EQ_U(profile_read(tmp_path("edge.wasp"), &r, err, sizeof err), 0);
+    CHECK(r.ncodes == 2 && r.codes[1].start == UINT64_MAX - 4);
+    profile_free(&r);
     CHECK(no_temp_files());
 }
 
@@ -283,6 +367,12 @@ TEST(rejects_bad_references_and_records)
     expect_error(p, ":3: bad end record (no sampler record before it)");
     put_with_end(p, HEADER "stat\tx\t99999999999999999999\n");
     expect_error(p, ":10: bad stat record (value not an integer)");
+    /* a profile without codes is fine, so is one with codes and nothing else */
+    profile r;
+    put_with_end(p, HEADER "code\t0\tm\t0x10\t00\ncodeline\t0\t0\t3\tm\tM.java\n");
+    CHECK_EQ_U(profile_read(p, &r, err, sizeof err), 0);
+    CHECK(r.ncodes == 1 && r.codes[0].size == 1 && r.codes[0].nlines == 1);
+    profile_free(&r);
     /* a correct checksum over a wrong record count */
     const char *body = HEADER;
     char buf[512];
@@ -291,11 +381,77 @@ TEST(rejects_bad_references_and_records)
     put_file(p, buf, strlen(buf));
     expect_error(p, ":10: bad end record (counts 3 records, file has 9)");
     /* a minimal valid file still reads */
-    profile r;
     put_with_end(p, HEADER);
     CHECK_EQ_U(profile_read(p, &r, err, sizeof err), 0);
     CHECK_STR(r.mode, "silent-load");
     profile_free(&r);
+}
+
+TEST(rejects_bad_codes)
+{
+    const char *p = tmp_path("code.wasp");
+    static const struct { const char *body, *err; } cases[] = {
+        { "code\t1\tm\t0x10\t00\n", ":10: bad code record (ids must count 0,1,2...)" },
+        { "code\t0\tm\t16\t00\n", ":10: bad code record (start not 0x-hex)" },
+        { "code\t0\tm\t0x10\t\n", ":10: bad code record (bytes not 1 to 4 MiB of hex)" },
+        { "code\t0\tm\t0x10\t123\n", ":10: bad code record (bytes not 1 to 4 MiB of hex)" },
+        { "code\t0\tm\t0x10\t0A\n", ":10: bad code record (bytes not lower-case hex)" },
+        { "code\t0\tm\t0x10\t0g\n", ":10: bad code record (bytes not lower-case hex)" },
+        { "code\t0\tm\t0x10\t 0\n", ":10: bad code record (bytes not lower-case hex)" },
+        { "code\t0\tm\\x\t0x10\t00\n", ":10: bad code record (bad escape in name)" },
+        { "code\t0\tm\t0x10\t00\t\n", ":10: bad code record (expected 5 fields)" },
+        { "code\t0\tm\t0xfffffffffffffffe\t000000\n",
+          ":10: bad code record (wraps past the top of memory)" },
+        { "code\t0\tm\t0x10\t0000\ncode\t1\tn\t0x11\t00\n",
+          ":11: bad code record (overlaps or precedes the code before it)" },
+        { "code\t0\tm\t0x10\t0000\ncode\t1\tn\t0x8\t00\n",
+          ":11: bad code record (overlaps or precedes the code before it)" },
+        { "code\t0\tm\t0x10\t00\ncodeline\t1\t0\t1\tf\tF\n",
+          ":11: bad codeline record (refers to an undefined code)" },
+        { "codeline\t0\t0\t1\tf\tF\n", ":10: bad codeline record (refers to an undefined code)" },
+        { "code\t0\tm\t0x10\t0000\ncodeline\t0\t2\t1\tf\tF\n",
+          ":11: bad codeline record (offset beyond the code)" },
+        { "code\t0\tm\t0x10\t0000\ncodeline\t0\t1\t1\tf\tF\ncodeline\t0\t1\t2\tf\tF\n",
+          ":12: bad codeline record (offsets must increase)" },
+        { "code\t0\tm\t0x10\t0000\ncodeline\t0\t-1\t1\tf\tF\n",
+          ":11: bad codeline record (not an integer)" },
+        { "code\t0\tm\t0x10\t0000\ncodeline\t0\t0\t1\tf\\\tF\n",
+          ":11: bad codeline record (bad escape in function)" },
+        { "code\t0\tm\t0x10\t0000\ncodeline\t0\t0\t1\tf\n",
+          ":11: bad codeline record (expected 6 fields)" },
+        { "code\t0\tm\t0x10\t00\npair\t0\t0\t1\t1\t1\t0\n", ":11: bad pair record (out of order)" },
+    };
+    char body[512];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(body, sizeof body, HEADER "%s", cases[i].body);
+        put_with_end(p, body);
+        expect_error(p, cases[i].err);
+    }
+    /* codelines of an earlier code may follow a later code */
+    profile r;
+    put_with_end(p, HEADER "code\t0\tm\t0x10\t0000\ncode\t1\tn\t0x12\t00\n"
+                        "codeline\t0\t1\t5\tf\tF\ncodeline\t1\t0\t6\tg\tG\n");
+    CHECK_EQ_U(profile_read(p, &r, err, sizeof err), 0);
+    CHECK(r.ncodes == 2 && r.codes[0].nlines == 1 && r.codes[1].nlines == 1);
+    if (r.ncodes == 2 && r.codes[0].nlines == 1) CHECK_STR(r.codes[0].lines[0].file, "F");
+    profile_free(&r);
+    /* a code of the largest size, with a line at every byte, reads back */
+    profile w = sample_profile();
+    prof_code big = { "big", 0x1000, PROFILE_CODE_MAX_SIZE, calloc(PROFILE_CODE_MAX_SIZE, 1),
+                      PROFILE_CODE_MAX_SIZE,
+                      calloc(PROFILE_CODE_MAX_SIZE, sizeof(prof_code_line)) };
+    for (uint32_t j = 0; big.lines && j < big.size; j++) big.lines[j].offset = j;
+    w.codes = &big;
+    w.ncodes = 1;
+    CHECK_EQ_U(profile_write(&w, p, err, sizeof err), 0);
+    CHECK_EQ_U(profile_read(p, &r, err, sizeof err), 0);
+    CHECK(r.ncodes == 1 && r.codes[0].size == PROFILE_CODE_MAX_SIZE &&
+          r.codes[0].nlines == PROFILE_CODE_MAX_SIZE);
+    profile_free(&r);
+    big.size++;
+    CHECK(profile_write(&w, p, err, sizeof err) != 0);
+    free(big.bytes);
+    free(big.lines);
 }
 
 TEST(rejects_missing_file_and_directory)
@@ -313,9 +469,27 @@ TEST(rejects_missing_file_and_directory)
     profile_free(&zero);
 }
 
+/* A profile the reader accepted must merge and render too (codes included:
+ * frames whose pcs lie in them, odd line tables). */
+static void render_read(const profile *r)
+{
+    merge_model m;
+    char *buf = NULL;
+    size_t len;
+    merge_init(&m);
+    if (merge_add(&m, r, "fuzz", err, sizeof err) == 0) {
+        merge_finish(&m);
+        FILE *f = open_memstream(&buf, &len);
+        CHECK(f && html_write_report(f, &m, 0) == 0);
+        if (f) fclose(f);
+        free(buf);
+    }
+    merge_free(&m);
+}
+
 /* Mutates a valid profile and re-seals it with a correct end line, so the
  * damage reaches the record parser: it must never crash, and must either
- * succeed or name the file in its message. */
+ * succeed (and then merge and render) or name the file in its message. */
 TEST(fuzz_resealed_mutations)
 {
     profile w = sample_profile();
@@ -348,6 +522,7 @@ TEST(fuzz_resealed_mutations)
         err[0] = '\0';
         if (profile_read(p, &r, err, sizeof err) == 0) {
             ok++;
+            render_read(&r);
             profile_free(&r);
         } else {
             bad++;
@@ -355,6 +530,7 @@ TEST(fuzz_resealed_mutations)
         }
     }
     CHECK(bad > 1000);
+    CHECK(ok > 100);
     free(m);
     free(orig);
 }
@@ -366,10 +542,12 @@ int main(void)
     RUN(round_trip_keeps_every_field);
     RUN(written_file_matches_format_doc);
     RUN(writer_refuses_bad_references);
+    RUN(writer_refuses_bad_codes);
     RUN(rejects_wrong_magic_and_empty_and_garbage);
     RUN(rejects_other_version);
     RUN(rejects_truncated_and_flipped);
     RUN(rejects_bad_references_and_records);
+    RUN(rejects_bad_codes);
     RUN(rejects_missing_file_and_directory);
     RUN(fuzz_resealed_mutations);
     char cmd[300];

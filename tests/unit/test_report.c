@@ -204,8 +204,10 @@ TEST(merges_threads_and_processes)
     CHECK(NEAR(number_after(pair0, "{\"fraction\": "), 60.0 / 570));
     CHECK(strstr(doc, "\"bytes\": 260, \"wasteful_bytes\": 60, \"approx_bytes\": 10, \"count\": 12")
           != NULL);
+    /* the leaf carries the pc of the instruction shown: thread 100's */
     CHECK(strstr(doc, "\"frames\": [{\"function\": \"write_round\", \"file\": \"x.c\", \"line\": 12, "
-                      "\"module\": \"/bin/x\"}, {\"function\": \"main\"") != NULL);
+                      "\"module\": \"/bin/x\", \"pc\": \"0x1010\"}, {\"function\": \"main\", "
+                      "\"file\": \"x.c\", \"line\": 99, \"module\": \"/bin/x\"}]") != NULL);
     /* order: fraction, then approx fraction (D before F), then bytes */
     const sym_ctx *order[] = { &A, &C, &D, &F, &H };
     for (int i = 0; i + 1 < 5; i++) {
@@ -287,7 +289,7 @@ TEST(json_escapes_strings)
     const char *out = tmp_path("esc.json");
     CHECK_EQ_U(run_report(tmp_path("esc"), "-o", out, NULL), 0);
     const char *doc = get_file(out);
-    CHECK(doc && strstr(doc, "\"function\": \"we\\\"ird\\\\\\u003cname>\\u0009\\u0001 \\ufffd "
+    CHECK(doc && strstr(doc, "\"function\": \"we\\\"ird\\\\\\u003cname\\u003e\\u0009\\u0001 \\ufffd "
                              "\xc3\xa9\"") != NULL);
     CHECK(doc && strstr(doc, "\"instruction\": \"mov\\u000a\"") != NULL);
     CHECK(doc && strstr(doc, "\"approx_fraction\": 0,") != NULL);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check.py - checks a `wasp report -o X.html` page in headless Chromium.
 
-usage: check.py REPORT.html REPORT.json
+usage: check.py REPORT.html REPORT.json [JIT.html]
 
 REPORT.json is `wasp report --format json` of the same run: the truth the
 page is compared with. Loads the page three times:
@@ -16,6 +16,11 @@ page is compared with. Loads the page three times:
 3. with a disassembly blob put into its data (the hook the JVM front end
    will fill): the code panel lists it, highlights the accessing
    instruction, and switches AT&T/Intel.
+4. JIT.html, when given: `wasp report` of a profile holding a code blob as
+   the JVM front end writes it (tests/e2e/html.sh makes one): the
+   disassembly wasp wrote shows both instructions of the pair, source lines
+   with the inlined callee named, the rows left out of a long method, and
+   scrolls the accessing instruction into view.
 
 Every load must finish with no console error, no uncaught exception and no
 network request. Prints what it checked (exit 0) or the first failure
@@ -188,10 +193,38 @@ def check_code_hook(b, html, tmp):
     no_problems(b, "code-hook page")
 
 
+def check_jit(b, path):
+    load(b, path)
+    panel = "#detail-watch .code"
+    hit = b.eval("document.querySelector('%s .row.hit').textContent" % panel)
+    expect(hit == "0x7f00000019c8  mov %rax, 0x10(%rsi)", "the watch instruction reads %r" % hit)
+    other = b.eval("(document.querySelector('%s .row.other') || {}).textContent" % panel)
+    expect(other == "0x7f00000019d0  mov %rax, 0x18(%rsi)", "the trap instruction reads %r" % other)
+    rows = b.eval("[...document.querySelectorAll('%s .row')].map(e => e.className + '|' + e.textContent)"
+                  % panel)
+    src = [r.split("|", 1)[1] for r in rows if r.startswith("row src")]
+    expect(src == ["Demo.java:9", "Demo.java:10", "Demo.java:11", "Demo.<init> (Bump.java:40)",
+                   "Demo.java:12"],
+           "source rows %r" % src)
+    gaps = [r.split("|", 1)[1] for r in rows if r.startswith("row gap")]
+    expect(gaps == ["\u2026 2,402 instructions not shown"], "rows left out %r" % gaps)
+    shown = b.eval("(() => { const pre = document.querySelector('%s pre'),"
+                   " hit = pre.querySelector('.row.hit');"
+                   " return pre.scrollTop > 0 && hit.offsetTop >= pre.scrollTop &&"
+                   " hit.offsetTop + hit.offsetHeight <= pre.scrollTop + pre.clientHeight; })()" % panel)
+    expect(shown, "the accessing instruction is not scrolled into view")
+    b.click("%s button:nth-of-type(2)" % panel)
+    hit = b.eval("document.querySelector('%s .row.hit').textContent" % panel)
+    expect(hit == "0x7f00000019c8  mov [rsi+0x10], rax", "Intel syntax reads %r" % hit)
+    no_problems(b, "JIT page")
+    return "JIT disassembly: %d rows" % len(rows)
+
+
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    html_path, json_path = sys.argv[1:]
+    html_path, json_path = sys.argv[1:3]
+    jit_path = sys.argv[3] if len(sys.argv) == 4 else None
     with open(json_path) as f:
         report = json.load(f)
     with open(html_path) as f:
@@ -210,6 +243,8 @@ def main():
             what = check_report(b, report, html_path)
             check_hostile(b, html, tmp)
             check_code_hook(b, html, tmp)
+            if jit_path:
+                what += "; " + check_jit(b, jit_path)
         print(what)
         return 0
     except (Fail, cdp.CdpError) as e:

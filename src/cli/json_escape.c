@@ -1,0 +1,54 @@
+/*
+ * json_escape.c - the one JSON string escaper of the report writers
+ * (out_json.c, out_html.c, out_html_code.c).
+ */
+#include "json_escape.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Length of the valid UTF-8 sequence at s, or 0 when it is not one
+ * (overlong forms, surrogates and code points past U+10FFFF included). */
+static size_t json_utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    size_t n;
+    uint32_t cp, min;
+    if (c >= 0xc2 && c <= 0xdf) { n = 2; cp = c & 0x1f; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 3; cp = c & 0x0f; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 4; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;    /* also stops at the NUL */
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+void json_escape_str(FILE *f, const char *str)
+{
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    fputc('"', f);
+    while (*s) {
+        size_t n;
+        if (*s == '"' || *s == '\\') {
+            fputc('\\', f);
+            fputc(*s++, f);
+        } else if (*s < 0x20 || *s == '<' || *s == '>' || *s == '&' || *s == 0x7f) {
+            fprintf(f, "\\u%04x", *s++);
+        } else if (*s < 0x80) {
+            fputc(*s++, f);
+        } else if ((n = json_utf8_len(s)) == 0) {
+            fputs("\\ufffd", f);
+            s++;
+        } else if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 && (s[2] == 0xa8 || s[2] == 0xa9)) {
+            fprintf(f, "\\u%04x", s[2] == 0xa8 ? 0x2028 : 0x2029);
+            s += 3;
+        } else {
+            fwrite(s, 1, n, f);
+            s += n;
+        }
+    }
+    fputc('"', f);
+}
