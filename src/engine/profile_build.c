@@ -69,17 +69,6 @@ static int code_overlaps(const profile *p, const prof_code *c)
     return 0;
 }
 
-static void free_code(prof_code *c)
-{
-    for (uint32_t k = 0; k < c->nlines; k++) {
-        free(c->lines[k].function);
-        free(c->lines[k].file);
-    }
-    free(c->lines);
-    free(c->bytes);
-    free(c->name);
-}
-
 /* The generated code an instruction pseudo-frame lies in, once per blob,
  * when the front end keeps such code (the JVM's JIT methods). Code that
  * overlaps a blob already taken (the range was reused by newer code) is
@@ -92,7 +81,7 @@ static void add_code(builder *b, frame_key insn)
         return;
     prof_code *grown = code_overlaps(p, &c) ? NULL : realloc(p->codes, sizeof(*grown) * (p->ncodes + 1));
     if (!grown) {
-        free_code(&c);
+        prof_code_clear(&c);
         return;
     }
     p->codes = grown;
@@ -212,7 +201,7 @@ static char *thread_name(const thread_state *t)
 static void free_codes(profile *p)
 {
     for (size_t i = 0; i < p->ncodes; i++)
-        free_code(&p->codes[i]);
+        prof_code_clear(&p->codes[i]);
     free(p->codes);
     p->codes = NULL;
     p->ncodes = 0;

@@ -116,8 +116,13 @@ static int describe_lines(const code_blob *b, prof_code *out)
     if (!out->lines)
         return -1;
     for (uint32_t i = 0; i < b->nscopes; i++) {
+        uint32_t offset = i ? b->scopes[i - 1].offset + 1 : 0;
+        /* Offsets must rise strictly and stay inside the code (a record may
+         * sit at its very end, two scopes may end at one pc). */
+        if (offset >= out->size || (out->nlines && offset <= out->lines[out->nlines - 1].offset))
+            continue;
         prof_code_line *l = &out->lines[out->nlines++];
-        l->offset = i ? b->scopes[i - 1].offset + 1 : 0;
+        l->offset = offset;
         jvm_name_method((jmethodID)(uintptr_t)b->scopes[i].method, b->scopes[i].bci, &l->function,
                         &l->file, &l->line);
         if (!l->file)
