@@ -24,9 +24,21 @@ char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status) __at
 static pthread_mutex_t symbols_lock = PTHREAD_MUTEX_INITIALIZER;
 static Dwfl *session;
 
+/* Only the DWARF inside each binary: separate debug files (the -dbg and
+ * dbgsym packages) are compressed, and inflating libc's costs 20-40 ms at
+ * every process exit, for frames (libc start-up) nobody fixes. */
+static int no_separate_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                                 const char *file_name, const char *debuglink_file,
+                                 GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    (void)mod; (void)userdata; (void)modname; (void)base; (void)file_name;
+    (void)debuglink_file; (void)debuglink_crc; (void)debuginfo_file_name;
+    return -1;
+}
+
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = no_separate_debuginfo,
 };
 
 static Dwfl *session_open(void)
@@ -124,6 +136,18 @@ static char *module_path(Dwfl_Module *m)
     return strdup(path ? path : "");
 }
 
+/* "[libc.so.6+0x2724a]": stable across processes (unlike the address under
+ * ASLR), so the same unnamed frame coalesces in reports. */
+static char *unnamed_function(Dwfl_Module *m, uint64_t pc, const char *path)
+{
+    Dwarf_Addr low = 0;
+    char text[300];
+    const char *base = strrchr(path, '/');
+    dwfl_module_info(m, NULL, &low, NULL, NULL, NULL, NULL, NULL);
+    snprintf(text, sizeof(text), "[%s+0x%" PRIx64 "]", base ? base + 1 : path, pc - low);
+    return strdup(text);
+}
+
 void native_symbolize(frame_key f, int leaf, prof_frame *out)
 {
     /* A caller's frame holds a return address: its call is the byte before. */
@@ -137,6 +161,8 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
         out->function = function_name(m, addr);
         source_line(m, addr, out);
         out->module = module_path(m);
+        if (!out->function)
+            out->function = unnamed_function(m, f.id, out->module);
     }
     pthread_mutex_unlock(&symbols_lock);
     if (!out->function) {
