@@ -96,4 +96,20 @@ out=$(timeout 100 python3 "$ROOT/tests/e2e/html/check.py" "$TMP/report.html" "$T
 rc=$?
 [ $rc = 124 ] && fail "the browser check timed out"
 [ $rc = 0 ] || fail "$(echo "$out" | tail -n 1)"
-echo "ok html  # $out; $msg; $(wc -c <"$TMP/report.html") bytes"
+# A real JVM: a planted Java program profiled through the agent; the page
+# must show its methods and the disassembly of the JIT-compiled code.
+JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
+mkdir -p "$TMP/java" && "$JAVA_HOME/bin/javac" -d "$TMP/java" "$ROOT/tests/e2e/java/SilentStore.java" \
+    2>"$TMP/javac.log" || fail "javac failed: $(head -n 1 "$TMP/javac.log")"
+timeout 120 "$WASP" run --mode silent-store --interval 1ms -o "$TMP/jprof" -- \
+    "$JAVA_HOME/bin/java" -cp "$TMP/java" SilentStore >"$TMP/jrun.log" 2>&1 ||
+    fail "wasp run java failed: $(tail -n 1 "$TMP/jrun.log")"
+for ext in html json; do
+    "$WASP" report "$TMP/jprof" -o "$TMP/java.$ext" 2>"$TMP/report.log" ||
+        fail "wasp report of the Java run failed: $(tail -n 1 "$TMP/report.log")"
+done
+jout=$(timeout 100 python3 "$ROOT/tests/e2e/html/check.py" --java "$TMP/java.html" "$TMP/java.json" 2>&1)
+rc=$?
+[ $rc = 124 ] && fail "the browser check of the Java report timed out"
+[ $rc = 0 ] || fail "$(echo "$jout" | tail -n 1)"
+echo "ok html  # $out; $jout; $msg; $(wc -c <"$TMP/report.html") bytes"

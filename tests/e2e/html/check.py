@@ -220,7 +220,52 @@ def check_jit(b, path):
     return "JIT disassembly: %d rows" % len(rows)
 
 
+def check_java(b, html_path, report):
+    """A real JVM run: the top pair's Java methods and the disassembly of the
+    JIT-compiled code around its watch instruction, with source rows."""
+    load(b, html_path)
+    top = report["pairs"][0]
+    watch_fn = top["watch"]["frames"][0]["function"]
+    text = b.eval("document.body.innerText")
+    expect(watch_fn in text, "the top pair's method %r is not on the page" % watch_fn)
+    panel = "#detail-watch .code"
+    rows = b.eval("[...document.querySelectorAll('%s .row')].map(e => e.className + '|' + e.textContent)"
+                  % panel)
+    insns = [r for r in rows if r.startswith("row") and not r.startswith("row src")
+             and not r.startswith("row gap")]
+    expect(len(insns) >= 10, "the watch side shows %d instruction rows, not the JIT code" % len(insns))
+    hit = b.eval("(document.querySelector('%s .row.hit') || {}).textContent" % panel) or ""
+    want = top["watch"]["instruction"]
+    expect(hit.endswith(want), "the highlighted instruction %r is not the watch's %r" % (hit, want))
+    src = [r.split("|", 1)[1] for r in rows if r.startswith("row src")]
+    file = top["watch"]["frames"][0]["file"]
+    expect(any(file in s for s in src), "no source row names %s: %r" % (file, src[:5]))
+    no_problems(b, "Java page")
+    return "Java: %s, %d instruction rows, %d source rows" % (watch_fn, len(insns), len(src))
+
+
+def main_java(html_path, json_path):
+    with open(json_path) as f:
+        report = json.load(f)
+    binary = cdp.find_chromium()
+    if not binary or not report["pairs"]:
+        print("no chromium on PATH" if not binary else "the Java run found no pairs")
+        return 1
+    b = cdp.Browser(binary)
+    try:
+        b.open_page()
+        print(check_java(b, html_path, report))
+        return 0
+    except (Fail, cdp.CdpError) as e:
+        print(e)
+        return 1
+    finally:
+        b.close()
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--java":
+        return main_java(sys.argv[2], sys.argv[3])
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     html_path, json_path = sys.argv[1:3]
