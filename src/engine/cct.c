@@ -15,7 +15,9 @@ static void *map_zeroed(uint64_t bytes)
 int cct_init(cct *t, uint32_t cap)
 {
     t->cap = cap;
-    t->nbuckets = cap;  /* power of two expected by the mask below */
+    /* A power of two for the mask below; a quarter of the nodes keeps chains
+     * short while a busy thread touches 64 KiB of buckets, not 256. */
+    t->nbuckets = cap / 4 ? cap / 4 : 1;
     t->used = 1;        /* node 0 is the root */
     t->nodes = map_zeroed((uint64_t)cap * sizeof(cct_node));
     t->buckets = map_zeroed((uint64_t)t->nbuckets * sizeof(uint32_t));

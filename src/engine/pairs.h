@@ -14,7 +14,8 @@ typedef struct pair_entry {
 } pair_entry;
 
 typedef struct pair_table {
-    pair_entry *entries;
+    pair_entry *entries;   /* entries[0, used), in arrival order */
+    uint32_t *index;       /* open addressing: entry number + 1, 0 when free */
     uint32_t cap, used;
 } pair_table;
 

@@ -53,9 +53,13 @@ int codemap_init(void)
     return map.blobs && map.links && map.pages ? 0 : -1;
 }
 
+/* Neighbouring code pages land in neighbouring slots (groups of 64), so the
+ * table's memory grows with the code cache's span, not one table page per
+ * code page (measured: 4 MiB for Rhino when slots were scattered). */
 static uint32_t page_hash(uint64_t page)
 {
-    return (uint32_t)((page * 0x9E3779B97F4A7C15ULL) >> 44) & (PAGE_SLOTS - 1);
+    uint64_t group = (page >> 6) * 0x9E3779B97F4A7C15ULL;
+    return (uint32_t)(((group >> 44) << 6) | (page & 63)) & (PAGE_SLOTS - 1);
 }
 
 /* Writer side: the slot for page, created if absent (NULL when full). */

@@ -40,15 +40,37 @@ int jvm_stacks_init(void)
 /* Code sweeps stay bounded in a handler (decode.c limits them too); the
  * interpreter is one large blob, where we rely on the fallbacks instead. */
 #define MAX_SWEEP_BLOB (64u * 1024u)
+/* A window of a JIT blob around the pc: decoding a whole large C2 method on
+ * every decode-cache miss was half the handler time (docs/benchmarks.md).
+ * Branches into the window from farther away go unseen. */
+#define WINDOW_BEFORE 1024u
+#define WINDOW_AFTER 2048u
+
+/* The start of an instruction at least WINDOW_BEFORE bytes before offset:
+ * HotSpot's debug records sit on instruction boundaries. */
+static uint64_t boundary_before(const code_blob *b, uint64_t offset)
+{
+    uint32_t lo = 0, hi = b->nscopes, want = offset > WINDOW_BEFORE ? (uint32_t)(offset - WINDOW_BEFORE) : 0;
+    if (!b->scopes || want == 0)
+        return b->start;
+    while (lo < hi) {   /* first record beyond want */
+        uint32_t mid = (lo + hi) / 2;
+        if (b->scopes[mid].offset <= want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? b->start + b->scopes[lo - 1].offset : b->start;
+}
 
 static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     const code_blob *b = codemap_find(pc);
-    if (!b || b->end - b->start > MAX_SWEEP_BLOB)
+    if (!b || (b->kind != CODE_JIT && b->end - b->start > MAX_SWEEP_BLOB))
         return -1;
-    out->start = b->start;
-    out->end = b->end;
+    out->start = b->kind == CODE_JIT ? boundary_before(b, pc - b->start) : b->start;
+    out->end = b->end - pc > WINDOW_AFTER ? pc + WINDOW_AFTER : b->end;
     return 0;
 }
 
