@@ -5,7 +5,8 @@
  * string: the frame count, then function, file and line of every frame leaf
  * first, each ended by a NUL. The instruction is not part of it: a JIT or
  * compiler that unrolls a loop makes several instructions of one source
- * line, and the user fixes the line; the first instruction seen is shown
+ * line, and the user fixes the line; the instruction shown is that of the
+ * occurrence with the most bytes (one in JIT code first, for its listing)
  * (preferring one in JIT code whose bytes the profile kept: merge_code.c).
  * The reader rejects
  * NUL inside fields, so two contexts are symbolically equal exactly when
@@ -174,15 +175,18 @@ static merge_ctx *ctx_new(const profile *p, const prof_context *c, char *key, si
     return mc;
 }
 
-/* A context first seen outside JIT code takes its leaf from a later
- * occurrence that lies in a code blob. 0, or -1 when out of memory. */
-static int ctx_prefer_code(merge_model *m, merge_code_src *src, merge_ctx *mc,
-                           const prof_frame *leaf)
+/* The leaf instruction shown for a merged context: an occurrence in JIT
+ * code (whose listing the report can show) beats one outside, then the
+ * occurrence with more bytes beats one with fewer, so the instruction shown
+ * is one that really made most of the accesses. 0, or -1 when out of memory. */
+static int ctx_prefer_leaf(merge_model *m, merge_code_src *src, merge_ctx *mc,
+                           const prof_frame *leaf, uint64_t weight)
 {
-    size_t code;
-    if (mc->code != MERGE_NO_CODE || !src->order) return 0;
-    if (merge_code_at(m, src, leaf->pc, &code) != 0) return -1;
-    if (code == MERGE_NO_CODE) return 0;
+    size_t code = MERGE_NO_CODE;
+    if (src->order && merge_code_at(m, src, leaf->pc, &code) != 0) return -1;
+    int has = code != MERGE_NO_CODE, had = mc->code != MERGE_NO_CODE;
+    if (has < had || (has == had && weight <= mc->leaf_weight)) return 0;
+    mc->leaf_weight = weight;
     char *insn = strdup(leaf->instruction);
     if (!insn) return -1;
     free(mc->instruction);
@@ -193,7 +197,7 @@ static int ctx_prefer_code(merge_model *m, merge_code_src *src, merge_ctx *mc,
 }
 
 /* Returns the model index of p's context ci, adding it when new. */
-static size_t ctx_intern(merge_model *m, merge_code_src *src, uint32_t ci)
+static size_t ctx_intern(merge_model *m, merge_code_src *src, uint32_t ci, uint64_t weight)
 {
     const profile *p = src->p;
     const prof_context *c = &p->contexts[ci];
@@ -207,7 +211,7 @@ static size_t ctx_intern(merge_model *m, merge_code_src *src, uint32_t ci)
     size_t idx = merge_map_find(m, m->ctx_map, h, ctx_eq, &k);
     if (idx != MERGE_NONE) {
         free(key);
-        return ctx_prefer_code(m, src, m->contexts[idx], leaf) == 0 ? idx : MERGE_NONE;
+        return ctx_prefer_leaf(m, src, m->contexts[idx], leaf, weight) == 0 ? idx : MERGE_NONE;
     }
     if (merge_grow((void **)&m->contexts, &m->cap_contexts, m->ncontexts,
                    sizeof *m->contexts) != 0 || merge_code_at(m, src, leaf->pc, &code) != 0) {
@@ -216,6 +220,7 @@ static size_t ctx_intern(merge_model *m, merge_code_src *src, uint32_t ci)
     }
     merge_ctx *mc = ctx_new(p, c, key, len, code);
     if (!mc) return MERGE_NONE;     /* ctx_new freed key with mc */
+    mc->leaf_weight = weight;
     if (merge_map_insert(m->ctx_map, h, m->ncontexts) != 0) {
         ctx_free(mc);
         return MERGE_NONE;
@@ -251,22 +256,32 @@ static int pair_add(merge_model *m, size_t w, size_t t, const prof_pair *q)
 static int merge_pairs(merge_model *m, const profile *p)
 {
     merge_code_src src;
-    size_t *map = malloc((p->ncontexts ? p->ncontexts : 1) * sizeof *map);
-    if (!map || merge_code_src_init(&src, p) != 0) {
+    size_t n = p->ncontexts ? p->ncontexts : 1;
+    size_t *map = malloc(n * sizeof *map);
+    uint64_t *weight = calloc(n, sizeof *weight);   /* bytes of each context's pairs */
+    if (!map || !weight || merge_code_src_init(&src, p) != 0) {
         free(map);
+        free(weight);
         return -1;
     }
     for (size_t i = 0; i < p->ncontexts; i++) map[i] = MERGE_NONE;
+    for (size_t i = 0; i < p->npairs; i++) {
+        weight[p->pairs[i].watch_ctx] = sat_add(weight[p->pairs[i].watch_ctx], p->pairs[i].bytes);
+        weight[p->pairs[i].trap_ctx] = sat_add(weight[p->pairs[i].trap_ctx], p->pairs[i].bytes);
+    }
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < p->npairs; i++) {
         const prof_pair *q = &p->pairs[i];
-        if (map[q->watch_ctx] == MERGE_NONE) map[q->watch_ctx] = ctx_intern(m, &src, q->watch_ctx);
-        if (map[q->trap_ctx] == MERGE_NONE) map[q->trap_ctx] = ctx_intern(m, &src, q->trap_ctx);
+        if (map[q->watch_ctx] == MERGE_NONE)
+            map[q->watch_ctx] = ctx_intern(m, &src, q->watch_ctx, weight[q->watch_ctx]);
+        if (map[q->trap_ctx] == MERGE_NONE)
+            map[q->trap_ctx] = ctx_intern(m, &src, q->trap_ctx, weight[q->trap_ctx]);
         if (map[q->watch_ctx] == MERGE_NONE || map[q->trap_ctx] == MERGE_NONE) rc = -1;
         else rc = pair_add(m, map[q->watch_ctx], map[q->trap_ctx], q);
     }
     merge_code_src_free(&src);
     free(map);
+    free(weight);
     return rc;
 }
 

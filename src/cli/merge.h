@@ -39,6 +39,7 @@ typedef struct merge_ctx {
     uint64_t pc;            /* the leaf's, in the process it was seen in */
     size_t code;            /* index into merge_model.codes of the code holding pc,
                              * or MERGE_NO_CODE */
+    uint64_t leaf_weight;   /* bytes of the occurrence whose leaf is shown */
     char *key;              /* identity bytes (see merge.c) */
     size_t keylen;
 } merge_ctx;

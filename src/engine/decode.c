@@ -114,11 +114,22 @@ static int decode_is_hint(const ZydisDecodedInstruction *in)
     }
 }
 
+/* "lock add $0, (%rsp)" and "lock or $0, ...": a full fence (HotSpot's
+ * volatile and G1 barriers), not data the program stores. */
+static int decode_is_fence(const decode_insn *d)
+{
+    if (!(d->in.attributes & ZYDIS_ATTRIB_HAS_LOCK))
+        return 0;
+    if (d->in.mnemonic != ZYDIS_MNEMONIC_ADD && d->in.mnemonic != ZYDIS_MNEMONIC_OR)
+        return 0;
+    return d->in.raw.imm[0].size && d->in.raw.imm[0].value.u == 0;
+}
+
 /* First explicit operand that really touches memory. LEA and friends (AGEN,
  * MIB) only compute an address; VSIB needs vector registers we don't have. */
 enum drop_reason decode_mem_operand(const decode_insn *d, const ZydisDecodedOperand **op)
 {
-    if (decode_is_hint(&d->in))
+    if (decode_is_hint(&d->in) || decode_is_fence(d))
         return DROP_NOT_MEMORY;
     for (unsigned i = 0; i < d->in.operand_count; i++) {
         const ZydisDecodedOperand *o = &d->ops[i];

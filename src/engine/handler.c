@@ -64,6 +64,16 @@ static int wants_kind(uint8_t kind)
     return (kind & ACCESS_STORE) != 0;
 }
 
+/* Stores far below the stack pointer (beyond the 128-byte red zone) probe
+ * the stack's guard pages: JIT method prologues (HotSpot's stack bang),
+ * -fstack-clash-protection, alloca probing. They are never read back, so
+ * they would fill dead-store reports with pairs nobody can act on. */
+static int is_stack_probe(const ucontext_t *uc, uint64_t addr)
+{
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    return addr < sp - 128 && sp - addr < (1u << 20);
+}
+
 static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
 {
     return a < b + blen && b < a + alen;
@@ -136,6 +146,8 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     enum drop_reason r = active_sampler->take(t, si, uc, frontend, want, &a, &before_run);
     if (r == DROP_NONE && !wants_kind(a.kind))
         r = DROP_WRONG_KIND;
+    if (r == DROP_NONE && is_stack_probe(uc, a.addr))
+        r = DROP_STACK_PROBE;
     if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
         r = DROP_ADDR_UNKNOWN;
     if (r != DROP_NONE) {

@@ -17,14 +17,16 @@ void jvm_symbols_init(jvmtiEnv *env)
     jvmti = env;
 }
 
-/* "Ljava/util/HashMap$HashIterator;" -> "java.util.HashMap$HashIterator" */
+/* "Ljava/util/HashMap$HashIterator;" -> "java.util.HashMap$HashIterator".
+ * A hidden class (a lambda) keeps the '/' before its address suffix, as
+ * the JDK prints it: "Main$$Lambda$14/0x0000000800c01000". */
 static void class_name(const char *sig, char *out, size_t len)
 {
     size_t n = 0;
     if (*sig == 'L')
         sig++;
     for (; *sig && *sig != ';' && n + 1 < len; sig++)
-        out[n++] = *sig == '/' ? '.' : *sig;
+        out[n++] = *sig == '/' && strncmp(sig + 1, "0x", 2) != 0 ? '.' : *sig;
     out[n] = '\0';
 }
 

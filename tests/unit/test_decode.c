@@ -201,6 +201,11 @@ TEST(not_memory)
     CHECK_EQ_U(BYTES(0, &a, 0xc3), DROP_NOT_MEMORY);                   /* ret */
     CHECK_EQ_U(BYTES(0, &a, 0xa4), DROP_NOT_MEMORY);                   /* movsb: implicit */
     CHECK_EQ_U(BYTES(0, &a, 0x48, 0x01, 0xc8), DROP_NOT_MEMORY);       /* add %rcx,%rax */
+    /* Fences: lock add/or of zero (HotSpot's volatile and GC barriers). */
+    CHECK_EQ_U(BYTES(0, &a, 0xf0, 0x83, 0x44, 0x24, 0xc0, 0x00), DROP_NOT_MEMORY); /* lock addl $0,-0x40(%rsp) */
+    CHECK_EQ_U(BYTES(0, &a, 0xf0, 0x83, 0x0c, 0x24, 0x00), DROP_NOT_MEMORY);       /* lock orl $0,(%rsp) */
+    CHECK_EQ_U(BYTES(0, &a, 0xf0, 0x83, 0x04, 0x24, 0x01), DROP_NONE);             /* lock addl $1,(%rsp): data */
+    CHECK_EQ_U(BYTES(0, &a, 0x83, 0x04, 0x24, 0x00), DROP_NONE);                   /* addl $0 without lock */
 }
 
 TEST(unknown_and_bad)

@@ -204,9 +204,11 @@ TEST(merges_threads_and_processes)
     CHECK(NEAR(number_after(pair0, "{\"fraction\": "), 60.0 / 570));
     CHECK(strstr(doc, "\"bytes\": 260, \"wasteful_bytes\": 60, \"approx_bytes\": 10, \"count\": 12")
           != NULL);
-    /* the leaf carries the pc of the instruction shown: thread 100's */
+    /* The leaf carries the pc of the instruction shown: the occurrence with
+     * the most bytes, thread 200's A (the trap of D->A, 200 bytes), over
+     * thread 100's (100 bytes) and E's (100 bytes, another instruction). */
     CHECK(strstr(doc, "\"frames\": [{\"function\": \"write_round\", \"file\": \"x.c\", \"line\": 12, "
-                      "\"module\": \"/bin/x\", \"pc\": \"0x1010\"}, {\"function\": \"main\", "
+                      "\"module\": \"/bin/x\", \"pc\": \"0x5060\"}, {\"function\": \"main\", "
                       "\"file\": \"x.c\", \"line\": 99, \"module\": \"/bin/x\"}]") != NULL);
     /* order: fraction, then approx fraction (D before F), then bytes */
     const sym_ctx *order[] = { &A, &C, &D, &F, &H };
