@@ -472,18 +472,6 @@ static int pr_magic(pr_state *s, const char *buf, size_t len)
     return 0;
 }
 
-static unsigned long pr_crc(const char *buf, size_t len)
-{
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (len > 0) {
-        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        crc = crc32(crc, (const Bytef *)buf, n);
-        buf += n;
-        len -= n;
-    }
-    return crc;
-}
-
 /* Checks the `end` line; returns the length of the body before it, or
  * (size_t)-1 with the message set. *records gets its record count. */
 static size_t pr_end(pr_state *s, const char *buf, size_t len, uint64_t *records)
@@ -510,7 +498,7 @@ static size_t pr_end(pr_state *s, const char *buf, size_t len, uint64_t *records
         pr_fail(s, "truncated (no end record)");
         return (size_t)-1;
     }
-    if (strtoul(e + i + 1, NULL, 16) != pr_crc(buf, start)) {
+    if (strtoul(e + i + 1, NULL, 16) != profile_crc(buf, start)) {
         pr_fail(s, "checksum mismatch");
         return (size_t)-1;
     }

@@ -49,6 +49,13 @@ static uint64_t decode_cache_get(uint64_t *table, uint64_t key)
     return 0;
 }
 
+/* The entry for key, or 0 on a miss. */
+static uint64_t decode_cache_lookup(uint64_t *table, uint64_t key)
+{
+    uint64_t e = decode_cache_get(table, key);
+    return (e & DECODE_KEY_MASK) == key ? e : 0;
+}
+
 /* Lock-free insert: claim an empty slot with CAS; give up quietly when the
  * neighbourhood is full (the answer is just recomputed next time). */
 static void decode_cache_put(uint64_t *table, uint64_t e)
@@ -138,8 +145,8 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
 {
     if (!decode_is_ready() || (rip & ~DECODE_RIP_MASK))
         return 0;
-    uint64_t e = decode_cache_get(decode_cache, rip);
-    if (e == 0 || (e & DECODE_KEY_MASK) != rip)
+    uint64_t e = decode_cache_lookup(decode_cache, rip);
+    if (!e)
         return 0;
     *reason = decode_from_entry(rip, e, 1, uc, out);
     return 1;
@@ -153,8 +160,8 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
     /* rip == func_end is tolerated: the last instruction may be the access. */
     if (rip <= func_start || rip > func_end || (rip & ~DECODE_RIP_MASK))
         return DROP_NO_BOUNDARY;
-    uint64_t e = decode_cache_get(decode_cache, rip);
-    if (e == 0 || (e & DECODE_KEY_MASK) != rip) {
+    uint64_t e = decode_cache_lookup(decode_cache, rip);
+    if (!e) {
         e = decode_sweep(rip, func_start, func_end);
         decode_cache_put(decode_cache, e);
     }
@@ -295,8 +302,8 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *u
     if (!decode_is_ready() || (rip & ~DECODE_RIP_MASK))
         return 0;
     uint64_t key = decode_sample_key(rip, want);
-    uint64_t e = decode_cache_get(decode_sample_cache, key);
-    if (e == 0 || (e & DECODE_KEY_MASK) != key)
+    uint64_t e = decode_cache_lookup(decode_sample_cache, key);
+    if (!e)
         return 0;
     *reason = decode_from_entry(rip, e, 0, uc, out);
     return 1;
@@ -310,8 +317,8 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
     if (rip <= func_start || rip > func_end || (rip & ~DECODE_RIP_MASK))
         return DROP_NO_BOUNDARY;
     uint64_t key = decode_sample_key(rip, want);
-    uint64_t e = decode_cache_get(decode_sample_cache, key);
-    if (e == 0 || (e & DECODE_KEY_MASK) != key) {
+    uint64_t e = decode_cache_lookup(decode_sample_cache, key);
+    if (!e) {
         e = decode_sweep_sampled(rip, func_start, func_end, want, key);
         decode_cache_put(decode_sample_cache, e);
     }

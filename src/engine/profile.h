@@ -96,6 +96,9 @@ void profile_free(profile *p);
  * fills one: the engine, profile_read, the report model. */
 void prof_code_clear(prof_code *c);
 
+/* CRC-32 (IEEE, as zlib) of the bytes before a profile's end record. */
+unsigned long profile_crc(const char *buf, size_t len);
+
 /* Value of a stat by name, 0 when absent. */
 uint64_t profile_stat(const profile *p, const char *name);
 

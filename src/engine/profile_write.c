@@ -259,7 +259,7 @@ void prof_code_clear(prof_code *c)
 }
 
 /* zlib's crc32 takes a uInt length; feed it in chunks. */
-static unsigned long pw_crc(const char *buf, size_t len)
+unsigned long profile_crc(const char *buf, size_t len)
 {
     uLong crc = crc32(0L, Z_NULL, 0);
     while (len > 0) {
@@ -327,7 +327,7 @@ int profile_write(const profile *p, const char *path, char *err, size_t errlen)
         free(o.buf);
         return -1;
     }
-    unsigned long crc = pw_crc(o.buf, o.len);
+    unsigned long crc = profile_crc(o.buf, o.len);
     char end[64];
     int n = snprintf(end, sizeof end, "end\t%" PRIu64 "\t%08lx\n", o.records, crc);
     char *all = realloc(o.buf, o.len + (size_t)n + 1);
