@@ -33,7 +33,8 @@ build/gen/report_html.h: src/res/report.html | deps
 
 build/obj/src/cli/out_html.o: build/gen/report_html.h
 
-build/obj/%.o: %.c
+# Order-only on deps: with -j, nothing compiles before the headers are installed.
+build/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -41,7 +42,7 @@ build/obj/%.o: %.c
 JAVA_HOME ?= $(shell dirname "$$(dirname "$$(readlink -f "$$(command -v javac)")")")
 JNI_INC = -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 
-build/obj/src/jvm/%.o: src/jvm/%.c
+build/obj/src/jvm/%.o: src/jvm/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(JNI_INC) $(CFLAGS) -MMD -MP -c $< -o $@
 
@@ -53,7 +54,7 @@ build/bin/wasp: build/obj/src/cli/main.o $(CLI_OBJ) $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -o $@ $^ $(LIBS)
 
-build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ)
+build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $^ $(LIBS)
 

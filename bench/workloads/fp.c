@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "bench.h"
 
 #define BODIES 256
 
@@ -50,5 +51,6 @@ int main(int argc, char **argv)
     for (int i = 0; i < BODIES; i++)
         e += m[i] * (vx[i] * vx[i] + vy[i] * vy[i] + vz[i] * vz[i]);
     printf("fp %d steps: kinetic energy %g\n", steps, e);
+    bench_main_done();
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "bench.h"
 
 #define SLOTS (1u << 22)          /* 4 Mi slots x 16 B = 64 MiB */
 #define KEYS  (SLOTS / 2)         /* 50% load factor */
@@ -80,5 +81,6 @@ int main(int argc, char **argv)
     free(table);
     free(nodes);
     free(perm);
+    bench_main_done();
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "bench.h"
 
 #define THREADS 2
 #define LEN (2u << 20)      /* 2 Mi uint32 = 8 MiB per thread */
@@ -59,5 +60,6 @@ int main(int argc, char **argv)
         total += w[i].result;
     }
     printf("mt %d threads x %d rounds: checksum %llu\n", THREADS, rounds, (unsigned long long)total);
+    bench_main_done();
     return 0;
 }

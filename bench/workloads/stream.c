@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include "bench.h"
 
 #define N (4u << 20)   /* 4 Mi doubles = 32 MiB per array, 96 MiB total */
 
@@ -35,5 +36,6 @@ int main(int argc, char **argv)
     free(a);
     free(b);
     free(c);
+    bench_main_done();
     return 0;
 }

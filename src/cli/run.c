@@ -24,7 +24,7 @@
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
                   "[--sampler auto|pmu|software] [--interval T] [--period N] " \
-                  "[--slots 1-4] [--fp-tolerance F] [-o DIR] -- CMD [ARGS...]"
+                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
     char options[1024];   /* key=value,... as the library parses it */
@@ -52,7 +52,7 @@ static const char *flag_key(const char *flag)
     static const char *const map[][2] = {
         { "--mode", "mode" }, { "--interval", "interval" }, { "--slots", "slots" },
         { "--fp-tolerance", "fp-tolerance" }, { "-o", "dir" }, { "--output", "dir" },
-        { "--sampler", "sampler" }, { "--period", "period" },
+        { "--sampler", "sampler" }, { "--period", "period" }, { "--stack", "stack" },
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(flag, map[i][0]) == 0)

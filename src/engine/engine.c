@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +41,8 @@ static struct {
     char pid_dir[600];
     pthread_mutex_t lock;
     registry_entry *threads;
-    int warned_thread, warned_write;
+    int warned_thread, warned_write, warned_fds;
+    int fds_held;          /* perf fds open in this process, for fd_budget_take */
     pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -73,6 +75,8 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
 {
     char why[512];
     engine.opts = *o;
+    if (engine.opts.stack == STACK_AUTO)
+        engine.opts.stack = fe->stack_default;
     engine.fe = fe;
     engine.sampler = sampler_select(o, PMU_SYSFS_ROOT, why, sizeof(why));
     if (!engine.sampler) {
@@ -89,7 +93,7 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
     }
     if (make_pid_dir(err, errlen) < 0)
         return -1;
-    if (handler_install(o, fe, engine.sampler) < 0) {
+    if (handler_install(&engine.opts, fe, engine.sampler) < 0) {
         snprintf(err, errlen, "cannot install the SIGTRAP handler: %s", strerror(errno));
         return -1;
     }
@@ -136,8 +140,30 @@ static void registry_remove(thread_state *t)
     pthread_mutex_unlock(&engine.lock);
 }
 
+/* wasp takes at most half of `ulimit -n` (the soft limit, read each time:
+ * a JVM raises it at start-up), so that the program never meets EMFILE
+ * because of us; threads beyond that run unprofiled. */
+static int fd_budget_take(int n)
+{
+    struct rlimit rl;
+    uint64_t limit = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+        limit = rl.rlim_cur == RLIM_INFINITY ? UINT32_MAX : rl.rlim_cur;
+    int held = __atomic_add_fetch(&engine.fds_held, n, __ATOMIC_RELAXED);
+    if ((uint64_t)held <= limit / 2)
+        return 0;
+    __atomic_sub_fetch(&engine.fds_held, n, __ATOMIC_RELAXED);
+    if (!__atomic_exchange_n(&engine.warned_fds, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "[wasp] WARN %d threads profiled hold half of `ulimit -n` (%llu) in perf "
+                "events; later threads run unprofiled — raise `ulimit -n` to profile them all\n",
+                (held - n) / n, (unsigned long long)limit);
+    return -1;
+}
+
 static void close_events(thread_state *t)
 {
+    __atomic_sub_fetch(&engine.fds_held, t->fds_reserved, __ATOMIC_RELAXED);
+    t->fds_reserved = 0;
     engine.sampler->thread_stop(t);
     for (int i = 0; i < OPTIONS_MAX_SLOTS; i++) {
         if (t->bp_fd[i] >= 0)
@@ -180,6 +206,23 @@ static int open_events(thread_state *t, char *err, size_t errlen)
     return engine.sampler->thread_start(t, &engine.opts, err, errlen);
 }
 
+int engine_current_stack(uint64_t *lo, uint64_t *hi)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    int rc = -1;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return -1;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        *lo = (uint64_t)(uintptr_t)addr;
+        *hi = *lo + size;
+        rc = 0;
+    }
+    pthread_attr_destroy(&attr);
+    return rc;
+}
+
 thread_state *engine_thread_begin(void *thread_data)
 {
     char err[512];
@@ -198,12 +241,18 @@ thread_state *engine_thread_begin(void *thread_data)
     for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
         t->bp_fd[i] = -1;
     prctl(PR_GET_NAME, t->name, 0, 0, 0);
+    engine_current_stack(&t->stack_lo, &t->stack_hi);
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");
         thread_free(t);
         return NULL;
     }
+    if (fd_budget_take(engine.opts.slots + 1) < 0) {
+        thread_free(t);
+        return NULL;
+    }
+    t->fds_reserved = engine.opts.slots + 1;
     if (open_events(t, err, sizeof(err)) < 0) {
         warn_thread_failure(err);
         close_events(t);
@@ -282,6 +331,7 @@ thread_state *engine_after_fork_child(void *thread_data)
                 close(e->t->bp_fd[i]);
     }
     engine.threads = NULL;
+    engine.fds_held = 0;
     engine.pid = getpid();
     pthread_mutex_init(&engine.lock, NULL);
     if (make_pid_dir(err, sizeof(err)) < 0) {

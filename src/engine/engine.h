@@ -33,6 +33,10 @@ typedef struct code_bounds {
 
 typedef struct engine_frontend {
     const char *name;
+    /* What stack=auto means for this front end: STACK_INCLUDE where program
+     * data lives on the stack (C's local arrays), STACK_EXCLUDE where only
+     * the runtime's own traffic does (a JVM: spill slots, frames). */
+    enum wasp_stack stack_default;
     /* Signal context. Bounds of the code containing the interrupted pc, used
      * as a known instruction boundary for decoding. Returns 0 or -1. */
     int (*bounds)(const ucontext_t *uc, code_bounds *out);
@@ -58,6 +62,9 @@ typedef struct thread_state thread_state;
 
 /* Once per process. Returns 0, or -1 with a message naming the fix. */
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen);
+
+/* The calling thread's stack, [lo, hi). Normal context. Returns 0 or -1. */
+int engine_current_stack(uint64_t *lo, uint64_t *hi);
 
 /* True between a successful engine_init and engine_shutdown. */
 int engine_active(void);

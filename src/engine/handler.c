@@ -74,6 +74,11 @@ static int is_stack_probe(const ucontext_t *uc, uint64_t addr)
     return addr < sp - 128 && sp - addr < (1u << 20);
 }
 
+static int excluded_stack(const thread_state *t, uint64_t addr)
+{
+    return opts.stack == STACK_EXCLUDE && addr >= t->stack_lo && addr < t->stack_hi;
+}
+
 static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
 {
     return a < b + blen && b < a + alen;
@@ -148,6 +153,8 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
         r = DROP_WRONG_KIND;
     if (r == DROP_NONE && is_stack_probe(uc, a.addr))
         r = DROP_STACK_PROBE;
+    if (r == DROP_NONE && excluded_stack(t, a.addr))
+        r = DROP_STACK;
     if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
         r = DROP_ADDR_UNKNOWN;
     if (r != DROP_NONE) {

@@ -13,6 +13,7 @@
 
 static const char *const mode_names[] = { "dead-store", "silent-store", "silent-load" };
 static const char *const sampler_names[] = { "auto", "pmu", "software" };
+static const char *const stack_names[] = { "auto", "include", "exclude" };
 
 void options_defaults(wasp_options *o)
 {
@@ -34,6 +35,11 @@ const char *options_mode_name(enum wasp_mode m)
 const char *options_sampler_name(enum wasp_sampler s)
 {
     return (unsigned)s < 3 ? sampler_names[s] : "unknown";
+}
+
+const char *options_stack_name(enum wasp_stack s)
+{
+    return (unsigned)s < 3 ? stack_names[s] : "unknown";
 }
 
 int options_mode_from_name(const char *name, enum wasp_mode *m)
@@ -114,6 +120,16 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         snprintf(err, errlen, "unknown sampler '%s' — use auto, pmu or software", val);
         return -1;
     }
+    if (strcmp(key, "stack") == 0) {
+        for (int i = 0; i < 3; i++) {
+            if (strcmp(val, stack_names[i]) == 0) {
+                o->stack = (enum wasp_stack)i;
+                return 0;
+            }
+        }
+        snprintf(err, errlen, "unknown stack '%s' — use include, exclude or auto", val);
+        return -1;
+    }
     if (strcmp(key, "period") == 0) {
         uint64_t n;
         /* Below ~1000 the signals alone (12-40 us each) would swamp the program. */
@@ -155,7 +171,7 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         o->empty_handler = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
         return 0;
     }
-    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, sampler, period, slots, fp-tolerance, dir", key);
+    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, sampler, period, slots, fp-tolerance, stack, dir", key);
     return -1;
 }
 

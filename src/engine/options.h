@@ -13,6 +13,9 @@
 
 enum wasp_mode { MODE_DEAD_STORE, MODE_SILENT_STORE, MODE_SILENT_LOAD };
 enum wasp_sampler { SAMPLER_AUTO, SAMPLER_PMU, SAMPLER_SOFTWARE };
+/* Accesses to the thread's own stack: spill slots, frames, a C program's
+ * local arrays. AUTO lets the front end decide (docs/how-it-works.md). */
+enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 
 #define OPTIONS_MAX_SLOTS 4
 #define OPTIONS_DEFAULT_INTERVAL_NS 5000000ULL  /* 5 ms of CPU time: see docs/how-it-works.md */
@@ -28,6 +31,7 @@ typedef struct wasp_options {
     uint64_t period;        /* PMU sampler period in events (stores or loads) */
     int slots;              /* debug registers used per thread, 1..4 */
     double fp_tolerance;    /* relative tolerance for approximate FP equality */
+    enum wasp_stack stack;  /* whether accesses to the thread's stack are sampled */
     char dir[512];          /* run directory; the process writes into dir/<pid>/ */
     int empty_handler;      /* benchmarks only: signals are taken and ignored */
 } wasp_options;
@@ -46,6 +50,7 @@ int options_parse_count(const char *text, uint64_t *n);
 
 const char *options_mode_name(enum wasp_mode m);
 const char *options_sampler_name(enum wasp_sampler s);
+const char *options_stack_name(enum wasp_stack s);
 int options_mode_from_name(const char *name, enum wasp_mode *m);
 
 #endif

@@ -45,9 +45,11 @@ struct thread_state {
     uint64_t drops[DROP_REASON_COUNT];
     void *fe_data;             /* the front end's per-thread data */
     uint64_t epoch;            /* engine epoch the armed watches belong to */
+    uint64_t stack_lo, stack_hi;  /* the thread's stack, for stack=exclude; 0 if unknown */
     volatile int in_handler;   /* set by the handler while it runs */
     volatile int closing;      /* set by the writer: handlers become no-ops */
     int registered;
+    int fds_reserved;          /* counted against the engine's fd budget */
     char name[32];
 };
 

@@ -33,20 +33,6 @@ static void create_method_ids(jclass klass)
         (*jvmti)->Deallocate(jvmti, (unsigned char *)methods);
 }
 
-static void stack_bounds(jvm_thread *jt)
-{
-    pthread_attr_t attr;
-    void *addr;
-    size_t size;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0)
-        return;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        jt->stack_lo = (uint64_t)(uintptr_t)addr;
-        jt->stack_hi = jt->stack_lo + size;
-    }
-    pthread_attr_destroy(&attr);
-}
-
 static void begin_java_thread(JNIEnv *env, jthread thread)
 {
     jvm_thread *jt = NULL;
@@ -57,7 +43,7 @@ static void begin_java_thread(JNIEnv *env, jthread thread)
     if (!jt)
         return;
     jt->env = env;
-    stack_bounds(jt);
+    engine_current_stack(&jt->stack_lo, &jt->stack_hi);
     jt->state = engine_thread_begin(jt);
     if (!jt->state || (*jvmti)->SetThreadLocalStorage(jvmti, thread, jt) != JVMTI_ERROR_NONE) {
         engine_thread_end(jt->state);

@@ -158,6 +158,7 @@ static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, f
 
 const engine_frontend jvm_frontend = {
     .name = "jvm",
+    .stack_default = STACK_EXCLUDE,
     .bounds = jvm_bounds,
     .walk = jvm_walk,
     .symbolize = jvm_symbolize,

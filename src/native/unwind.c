@@ -61,6 +61,7 @@ void native_unwind_init(void)
 
 const engine_frontend native_frontend = {
     .name = "native",
+    .stack_default = STACK_INCLUDE,
     .bounds = native_bounds,
     .walk = native_walk,
     .symbolize = native_symbolize,

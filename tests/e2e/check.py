@@ -8,6 +8,8 @@ usage: check.py REPORT.json [options]
                          TRAP are leaf frames written FUNCTION:FILE:LINE
                          (FILE compared by base name). Repeatable.
   --exists WATCH TRAP    a pair that must be somewhere in the report.
+  --absent WATCH TRAP    a pair that must not be anywhere in the report.
+  --min-drop NAME N      the report's drops.NAME must be at least N.
   --top N                how far down --pair may be (default 3)
   --field F              totals field compared with --expect (default fraction)
   --expect X             analytic value of --field, 0..1
@@ -148,6 +150,13 @@ def check(args):
         if not any(matches(p, watch, trap) for p in pairs):
             raise Fail("pair %s -> %s not in the report (%s)" %
                        (fmt(watch), fmt(trap), describe(pairs, 10)))
+    for watch, trap in args.absent:
+        if any(matches(p, watch, trap) for p in pairs):
+            raise Fail("pair %s -> %s is in the report, expected absent" % (fmt(watch), fmt(trap)))
+    for name, least in args.min_drop:
+        got = (rep.get("drops") or {}).get(name, 0)
+        if got < least:
+            raise Fail("drops.%s is %r, expected at least %d" % (name, got, least))
 
     if args.expect is not None:
         got = totals[args.field]
@@ -228,6 +237,8 @@ def main():
     ap.add_argument("report")
     ap.add_argument("--pair", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
     ap.add_argument("--exists", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
+    ap.add_argument("--absent", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
+    ap.add_argument("--min-drop", nargs=2, action="append", default=[], metavar=("NAME", "N"))
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--field", default="fraction", choices=("fraction", "approx_fraction"))
     ap.add_argument("--expect", type=float)
@@ -240,6 +251,8 @@ def main():
     args = ap.parse_args()
     args.pair = [(parse_frame(w), parse_frame(t)) for w, t in args.pair]
     args.exists = [(parse_frame(w), parse_frame(t)) for w, t in args.exists]
+    args.absent = [(parse_frame(w), parse_frame(t)) for w, t in args.absent]
+    args.min_drop = [(name, int(n)) for name, n in args.min_drop]
     if args.merged and not (args.rundir and args.pair):
         ap.error("--merged needs --rundir and a --pair")
     try:

@@ -83,11 +83,27 @@ TEST(sampler_and_period)
     check_rejected("period=lots", "bad period 'lots'");
 }
 
+TEST(stack_choice)
+{
+    wasp_options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK(o.stack == STACK_AUTO);   /* the front end decides */
+    CHECK(options_parse("stack=exclude", &o, err, sizeof(err)) == 0);
+    CHECK(o.stack == STACK_EXCLUDE);
+    CHECK(options_parse("stack=include", &o, err, sizeof(err)) == 0);
+    CHECK(o.stack == STACK_INCLUDE);
+    CHECK_STR(options_stack_name(STACK_EXCLUDE), "exclude");
+    check_rejected("stack=yes", "unknown stack 'yes'");
+    check_rejected("stack=", "unknown stack ''");
+}
+
 int main(void)
 {
     RUN(defaults_then_overrides);
     RUN(durations_take_units);
     RUN(bad_input_is_named_in_the_message);
     RUN(sampler_and_period);
+    RUN(stack_choice);
     return HARNESS_EXIT();
 }
