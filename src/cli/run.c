@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "options.h"
 #include "perf.h"
+#include "run_check.h"
 #include "pmu_events.h"
 #include "sampler.h"
 
@@ -148,12 +149,27 @@ static int set_environment(run_args *a, const char *lib)
            setenv("JAVA_TOOL_OPTIONS", tool, 1);
 }
 
+static volatile pid_t running_child;
+
+/* `timeout 60 wasp run -- server` or a service manager stops wasp: pass it
+ * on, so the program ends (writing its profile) and wasp reports its status. */
+static void forward_signal(int sig)
+{
+    int saved = errno;
+    if (running_child > 0)
+        kill(running_child, sig);
+    errno = saved;
+}
+
 static int wait_for(pid_t child)
 {
     int status;
     /* Like a shell: the terminal's ^C goes to the child; we wait for it. */
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
+    running_child = child;
+    signal(SIGTERM, forward_signal);
+    signal(SIGHUP, forward_signal);
     while (waitpid(child, &status, 0) < 0)
         if (errno != EINTR)
             return 1;
@@ -198,6 +214,12 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR output directory path too long: %s\n", a.dir);
         return 2;
     }
+    char exe[PATH_MAX];
+    if (run_check_static(a.command[0], exe, sizeof(exe)))
+        fprintf(stderr, "[wasp] WARN %s is statically linked: LD_PRELOAD cannot load wasp into it, "
+                "so only dynamically linked programs it starts are profiled — link it dynamically "
+                "to profile it\n", exe);
+    size_t before = run_check_count_profiles(a.dir);
     pid_t child = fork();
     if (child < 0) {
         fprintf(stderr, "[wasp] ERROR cannot fork: %s\n", strerror(errno));
@@ -210,6 +232,12 @@ int run_main(int argc, char **argv)
         _exit(127);
     }
     rc = wait_for(child);
-    fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
+    if (run_check_count_profiles(a.dir) > before)
+        fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
+    else if (rc != 127)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
+                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) or was killed "
+                "before it could write (SIGKILL) — run a dynamically linked program\n",
+                a.dir, a.command[0]);
     return rc;
 }

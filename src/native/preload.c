@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "native.h"
+#include "stop_signals.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -77,6 +78,7 @@ static int is_java_launcher(void)
 
 static void on_fork_child(void)
 {
+    stop_signals_after_fork_child();
     pthread_setspecific(thread_key, engine_after_fork_child(NULL));
 }
 
@@ -131,5 +133,6 @@ __attribute__((constructor)) static void preload_start(void)
     pthread_key_create(&thread_key, on_thread_exit);
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(on_exit_write_all);
+    stop_signals_start();
     begin_this_thread();
 }
