@@ -215,7 +215,8 @@ int run_main(int argc, char **argv)
         return 2;
     }
     char exe[PATH_MAX];
-    if (run_check_static(a.command[0], exe, sizeof(exe)))
+    int is_static = run_check_static(a.command[0], exe, sizeof(exe));
+    if (is_static)
         fprintf(stderr, "[wasp] WARN %s is statically linked: LD_PRELOAD cannot load wasp into it, "
                 "so only dynamically linked programs it starts are profiled — link it dynamically "
                 "to profile it\n", exe);
@@ -234,10 +235,13 @@ int run_main(int argc, char **argv)
     rc = wait_for(child);
     if (run_check_count_profiles(a.dir) > before)
         fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
+    else if (rc > 128 && !is_static)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "
+                "before it could write (only SIGINT, SIGTERM and SIGHUP let wasp write first)\n",
+                a.dir, a.command[0], rc - 128);
     else if (rc != 127)
         fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
-                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) or was killed "
-                "before it could write (SIGKILL) — run a dynamically linked program\n",
-                a.dir, a.command[0]);
+                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
+                "dynamically linked program\n", a.dir, a.command[0]);
     return rc;
 }

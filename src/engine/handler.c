@@ -39,18 +39,13 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Bytes an instruction has just accessed: they are mapped. */
-static uint64_t read_value(uint64_t addr, uint32_t len)
-{
-    uint64_t v = 0;
-    memcpy(&v, (const void *)addr, len);
-    return v;
-}
-
-/* Bytes an instruction is ABOUT to access may be unmapped (the JVM's
- * implicit null checks fault on purpose): let the kernel read them, so a
- * bad address is an error code here, not a SIGSEGV inside our handler. */
-static int read_value_checked(uint64_t addr, uint32_t len, uint64_t *v)
+/* Every read of program memory goes through the kernel, so a bad address
+ * is an error code here, never a SIGSEGV inside our handler: an access
+ * about to run may fault on purpose (the JVM's implicit null checks), and
+ * an address recomputed from registers can be wrong when code was entered
+ * by a path the decoder did not see (a JIT slow path jumping back). One
+ * syscall, about a microsecond, against 12-40 us for the signal itself. */
+static int read_value(uint64_t addr, uint32_t len, uint64_t *v)
 {
     struct iovec local = { v, len }, remote = { (void *)(uintptr_t)addr, len };
     *v = 0;
@@ -171,9 +166,7 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     /* A store that has not run yet has no value to remember: its own trap
      * (absorb_own_trap) supplies it. */
     uint64_t value = 0;
-    if (!before_run)
-        value = read_value(waddr, wlen);
-    else if (a.kind == ACCESS_LOAD && read_value_checked(waddr, wlen, &value) < 0) {
+    if ((!before_run || a.kind == ACCESS_LOAD) && read_value(waddr, wlen, &value) < 0) {
         t->drops[DROP_UNREADABLE]++;
         return;
     }
@@ -200,7 +193,11 @@ static void absorb_own_trap(thread_state *t, int i)
 {
     watch_slot *s = &t->watch.slot[i];
     perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
-    s->value = read_value(s->addr, s->len);
+    if (read_value(s->addr, s->len, &s->value) < 0) {
+        t->drops[DROP_UNREADABLE]++;
+        watch_release(&t->watch, i);
+        return;
+    }
     s->priming = 0;
     t->stats[STAT_PRIMED]++;
     if (arm(t, i) < 0)
@@ -240,7 +237,13 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
         return;
     }
     perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
-    detect_result d = detect_on_trap(opts.mode, s, a.kind, read_value(s->addr, s->len), opts.fp_tolerance);
+    uint64_t now;
+    if (read_value(s->addr, s->len, &now) < 0) {
+        t->drops[DROP_UNREADABLE]++;
+        watch_release(&t->watch, i);
+        return;
+    }
+    detect_result d = detect_on_trap(opts.mode, s, a.kind, now, opts.fp_tolerance);
     if (d.record) {
         uint32_t ctx = capture_context(t, uc, a.pc);
         if (ctx && pairs_add(&t->pairs, s->ctx, ctx, d.bytes, d.wasteful, d.approx) < 0)
