@@ -15,6 +15,14 @@ enum access_kind {
     ACCESS_RMW = ACCESS_LOAD | ACCESS_STORE,
 };
 
+/* Added to the wanted kind of a sampled access: accesses the look-back
+ * passes over for an earlier one, because they are known not to be data
+ * the profile wants (stack=exclude; a JIT's constant table). */
+enum access_skip {
+    ACCESS_SKIP_RSP = 0x10,   /* addressed through the stack pointer */
+    ACCESS_SKIP_RIP = 0x20,   /* RIP-relative */
+};
+
 /* Element type of the memory operand: lets the detector compare floating
  * point values approximately (paper §4). */
 enum access_fp {
@@ -30,6 +38,8 @@ typedef struct mem_access {
     uint8_t insn_len;  /* length of the accessing instruction */
     uint8_t kind;      /* enum access_kind bits */
     uint8_t fp;        /* enum access_fp */
+    uint8_t base_rsp : 1;      /* addressed through the stack pointer */
+    uint8_t rip_relative : 1;  /* addressed relative to the instruction */
 } mem_access;
 
 #endif

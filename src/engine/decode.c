@@ -60,7 +60,7 @@ ZyanStatus decode_full(const void *code, size_t len, decode_insn *d)
 
 /* ---- operand analysis ------------------------------------------------- */
 
-static ZydisRegister decode_widest(ZydisRegister r)
+ZydisRegister decode_widest(ZydisRegister r)
 {
     return r == ZYDIS_REGISTER_NONE ? r
                                     : ZydisRegisterGetLargestEnclosing(ZYDIS_MACHINE_MODE_LONG_64, r);
@@ -227,7 +227,9 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
     if (r != DROP_NONE)
         return r;
     *out = (mem_access){ .pc = pc, .addr = ea, .size = size, .insn_len = d->in.length,
-                         .kind = kind, .fp = decode_fp(m) };
+                         .kind = kind, .fp = decode_fp(m),
+                         .base_rsp = decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP,
+                         .rip_relative = decode_is_rip(m->mem.base) };
     *seg = m->mem.segment;
     return DROP_NONE;
 }

@@ -24,6 +24,8 @@ int decode_is_ready(void);
 ZyanStatus decode_full(const void *code, size_t len, decode_insn *d);
 /* ucontext greg index of a GPR of any width, -1 if it is not a GPR. */
 int decode_greg(ZydisRegister r);
+/* The 64-bit register enclosing r (eax -> rax), or NONE. */
+ZydisRegister decode_widest(ZydisRegister r);
 int decode_is_rip(ZydisRegister r);
 /* The first explicit operand that really touches memory. */
 enum drop_reason decode_mem_operand(const decode_insn *d, const ZydisDecodedOperand **op);

@@ -24,8 +24,10 @@
 #define DECODE_F_NOBOUND (1ull << 57)
 #define DECODE_F_FAILED (1ull << 58)
 #define DECODE_F_NONE_FOUND (1ull << 59)
-#define DECODE_F_WANT_LOAD (1ull << 60)    /* part of the key in the sample cache */
-#define DECODE_KEY_MASK (DECODE_RIP_MASK | DECODE_F_WANT_LOAD)
+#define DECODE_F_WANT_LOAD (1ull << 60)    /* these three are part of the key in the sample cache */
+#define DECODE_F_SKIP_RSP (1ull << 61)
+#define DECODE_F_SKIP_RIP (1ull << 62)
+#define DECODE_KEY_MASK (DECODE_RIP_MASK | DECODE_F_WANT_LOAD | DECODE_F_SKIP_RSP | DECODE_F_SKIP_RIP)
 #define DECODE_LOOKBACK_INSNS 32u
 
 static uint64_t decode_cache[DECODE_CACHE_SLOTS];        /* trap: instruction ending at rip */
@@ -209,7 +211,13 @@ static int decode_kind_matches(const ZydisDecodedOperand *m, uint8_t want)
 {
     int load = (m->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
     int store = (m->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
-    return want == ACCESS_LOAD ? load && !store : store;
+    return (want & ACCESS_RMW) == ACCESS_LOAD ? load && !store : store;
+}
+
+static int decode_skipped(const ZydisDecodedOperand *m, uint8_t want)
+{
+    return ((want & ACCESS_SKIP_RSP) && decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP) ||
+           ((want & ACCESS_SKIP_RIP) && decode_is_rip(m->mem.base));
 }
 
 /* Whether candidate c, given the registers written after it (written),
@@ -218,7 +226,7 @@ static int decode_kind_matches(const ZydisDecodedOperand *m, uint8_t want)
 static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t written)
 {
     const ZydisDecodedOperand *m = NULL;
-    if (decode_mem_operand(d, &m) != DROP_NONE || !decode_kind_matches(m, want))
+    if (decode_mem_operand(d, &m) != DROP_NONE || !decode_kind_matches(m, want) || decode_skipped(m, want))
         return 0;
     uint32_t uses = decode_reg_bit(m->mem.index);
     if (!decode_is_rip(m->mem.base) && m->mem.base != ZYDIS_REGISTER_NONE) {
@@ -293,7 +301,8 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
 
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)
 {
-    return rip | (want == ACCESS_LOAD ? DECODE_F_WANT_LOAD : 0);
+    return rip | ((want & ACCESS_RMW) == ACCESS_LOAD ? DECODE_F_WANT_LOAD : 0) |
+           (want & ACCESS_SKIP_RSP ? DECODE_F_SKIP_RSP : 0) | (want & ACCESS_SKIP_RIP ? DECODE_F_SKIP_RIP : 0);
 }
 
 int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *uc, mem_access *out,

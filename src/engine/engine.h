@@ -37,6 +37,9 @@ typedef struct engine_frontend {
      * data lives on the stack (C's local arrays), STACK_EXCLUDE where only
      * the runtime's own traffic does (a JVM: spill slots, frames). */
     enum wasp_stack stack_default;
+    /* Whether RIP-relative operands address the code's own constants (a
+     * JIT's constant table: never program data) rather than globals. */
+    int rip_relative_is_constant;
     /* Signal context. Bounds of the code containing the interrupted pc, used
      * as a known instruction boundary for decoding. Returns 0 or -1. */
     int (*bounds)(const ucontext_t *uc, code_bounds *out);

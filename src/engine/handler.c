@@ -59,6 +59,20 @@ static int wants_kind(uint8_t kind)
     return (kind & ACCESS_STORE) != 0;
 }
 
+/* The kind the mode monitors, and what the look-back should pass over:
+ * stack slots when they are excluded (most are addressed through rsp, so
+ * an earlier heap access is taken instead of a sample lost), a JIT's
+ * constants. */
+static uint8_t wanted_access(void)
+{
+    uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
+    if (opts.stack == STACK_EXCLUDE)
+        want |= ACCESS_SKIP_RSP;
+    if (frontend->rip_relative_is_constant)
+        want |= ACCESS_SKIP_RIP;
+    return want;
+}
+
 /* Stores far below the stack pointer (beyond the 128-byte red zone) probe
  * the stack's guard pages: JIT method prologues (HotSpot's stack bang),
  * -fstack-clash-protection, alloca probing. They are never read back, so
@@ -142,10 +156,11 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
 
     t->stats[STAT_SAMPLES]++;
     retire_old_watches(t);
-    uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
-    enum drop_reason r = active_sampler->take(t, si, uc, frontend, want, &a, &before_run);
+    enum drop_reason r = active_sampler->take(t, si, uc, frontend, wanted_access(), &a, &before_run);
     if (r == DROP_NONE && !wants_kind(a.kind))
         r = DROP_WRONG_KIND;
+    if (r == DROP_NONE && a.rip_relative && frontend->rip_relative_is_constant)
+        r = DROP_NOT_MEMORY;
     if (r == DROP_NONE && is_stack_probe(uc, a.addr))
         r = DROP_STACK_PROBE;
     if (r == DROP_NONE && excluded_stack(t, a.addr))

@@ -159,6 +159,7 @@ static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, f
 const engine_frontend jvm_frontend = {
     .name = "jvm",
     .stack_default = STACK_EXCLUDE,
+    .rip_relative_is_constant = 1,
     .bounds = jvm_bounds,
     .walk = jvm_walk,
     .symbolize = jvm_symbolize,

@@ -503,6 +503,53 @@ TEST(sampled_stops_at_calls)
     CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 8, ACCESS_STORE, &a), DROP_BRANCH_TARGET);
 }
 
+/* A spill to the stack and a constant load between the heap store and the
+ * pc: with the skip flags the look-back passes over them to the store. */
+TEST(sampled_skips_stack_slots_and_constants)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,                         /* 0:  mov %rax,(%rdx)      heap */
+        0x48, 0x89, 0x4c, 0x24, 0x10,             /* 3:  mov %rcx,0x10(%rsp)  spill */
+        0x48, 0x8b, 0x1d, 0x10, 0x00, 0x00, 0x00, /* 8:  mov 0x10(%rip),%rbx  constant */
+        0x48, 0x8b, 0x74, 0x24, 0x08,             /* 15: mov 0x8(%rsp),%rsi   reload */
+        0x48, 0x83, 0xc1, 0x01,                   /* 20: add $1,%rcx */
+        0xc3,                                     /* 24: ret */
+    };
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    uint64_t f = (uint64_t)p;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x7000;
+    regs[REG_RSP] = 0x9000;
+    /* Without flags the nearest store is the spill, the nearest load the reload. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_STORE, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 3);
+    CHECK(a.base_rsp && !a.rip_relative);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 15);
+    /* Skipping rsp: the heap store; the constant load for loads. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_STORE | ACCESS_SKIP_RSP, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f);
+    check_access(&a, 0x7000, 8, ACCESS_STORE, ACCESS_INT);
+    CHECK(!a.base_rsp && !a.rip_relative);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 8);
+    CHECK(a.rip_relative);
+    CHECK_EQ_U(a.addr, f + 15 + 0x10);
+    /* Skipping both: no load is left. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP | ACCESS_SKIP_RIP, &a),
+               DROP_NOT_MEMORY);
+    /* Each combination is cached under its own key. */
+    ucontext_t uc = uc_from_regs();
+    enum drop_reason r;
+    CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE, &uc, &a, &r) == 1 && a.pc == f + 3);
+    CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE | ACCESS_SKIP_RSP, &uc, &a, &r) == 1 &&
+          a.pc == f);
+}
+
 /* Traps without a known boundary: the watched address picks the split. */
 TEST(ending_at_uses_the_watched_address)
 {
@@ -577,6 +624,7 @@ int main(void)
     RUN(before_decode_failure);
     RUN(sampled_looks_back_along_straight_line_code);
     RUN(sampled_stops_at_calls);
+    RUN(sampled_skips_stack_slots_and_constants);
     RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
     RUN(format_text);
