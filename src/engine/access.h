@@ -21,6 +21,7 @@ enum access_kind {
 enum access_skip {
     ACCESS_SKIP_RSP = 0x10,   /* addressed through the stack pointer */
     ACCESS_SKIP_RIP = 0x20,   /* RIP-relative */
+    ACCESS_SKIP_R15 = 0x40,   /* addressed through r15 (a runtime's thread register) */
 };
 
 /* Element type of the memory operand: lets the detector compare floating
@@ -40,6 +41,7 @@ typedef struct mem_access {
     uint8_t fp;        /* enum access_fp */
     uint8_t base_rsp : 1;      /* addressed through the stack pointer */
     uint8_t rip_relative : 1;  /* addressed relative to the instruction */
+    uint8_t base_r15 : 1;      /* addressed through r15 */
 } mem_access;
 
 #endif

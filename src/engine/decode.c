@@ -229,7 +229,8 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
     *out = (mem_access){ .pc = pc, .addr = ea, .size = size, .insn_len = d->in.length,
                          .kind = kind, .fp = decode_fp(m),
                          .base_rsp = decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP,
-                         .rip_relative = decode_is_rip(m->mem.base) };
+                         .rip_relative = decode_is_rip(m->mem.base),
+                         .base_r15 = decode_widest(m->mem.base) == ZYDIS_REGISTER_R15 };
     *seg = m->mem.segment;
     return DROP_NONE;
 }

@@ -27,7 +27,9 @@
 #define DECODE_F_WANT_LOAD (1ull << 60)    /* these three are part of the key in the sample cache */
 #define DECODE_F_SKIP_RSP (1ull << 61)
 #define DECODE_F_SKIP_RIP (1ull << 62)
-#define DECODE_KEY_MASK (DECODE_RIP_MASK | DECODE_F_WANT_LOAD | DECODE_F_SKIP_RSP | DECODE_F_SKIP_RIP)
+#define DECODE_F_SKIP_R15 (1ull << 63)
+#define DECODE_KEY_MASK (DECODE_RIP_MASK | DECODE_F_WANT_LOAD | DECODE_F_SKIP_RSP | DECODE_F_SKIP_RIP | \
+                         DECODE_F_SKIP_R15)
 #define DECODE_LOOKBACK_INSNS 32u
 
 static uint64_t decode_cache[DECODE_CACHE_SLOTS];        /* trap: instruction ending at rip */
@@ -217,7 +219,8 @@ static int decode_kind_matches(const ZydisDecodedOperand *m, uint8_t want)
 static int decode_skipped(const ZydisDecodedOperand *m, uint8_t want)
 {
     return ((want & ACCESS_SKIP_RSP) && decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP) ||
-           ((want & ACCESS_SKIP_RIP) && decode_is_rip(m->mem.base));
+           ((want & ACCESS_SKIP_RIP) && decode_is_rip(m->mem.base)) ||
+           ((want & ACCESS_SKIP_R15) && decode_widest(m->mem.base) == ZYDIS_REGISTER_R15);
 }
 
 /* Whether candidate c, given the registers written after it (written),
@@ -302,7 +305,8 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)
 {
     return rip | ((want & ACCESS_RMW) == ACCESS_LOAD ? DECODE_F_WANT_LOAD : 0) |
-           (want & ACCESS_SKIP_RSP ? DECODE_F_SKIP_RSP : 0) | (want & ACCESS_SKIP_RIP ? DECODE_F_SKIP_RIP : 0);
+           (want & ACCESS_SKIP_RSP ? DECODE_F_SKIP_RSP : 0) | (want & ACCESS_SKIP_RIP ? DECODE_F_SKIP_RIP : 0) |
+           (want & ACCESS_SKIP_R15 ? DECODE_F_SKIP_R15 : 0);
 }
 
 int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *uc, mem_access *out,

@@ -26,6 +26,7 @@ enum drop_reason {
     DROP_INEXACT_IP,       /* PMU sample IP not an exact user-space instruction */
     DROP_STACK_PROBE,      /* access far below the stack pointer: a stack bang/probe */
     DROP_STACK,            /* access to the thread's own stack, with stack=exclude */
+    DROP_RUNTIME,          /* a runtime's own state: JIT constants, the VM's thread structure */
     DROP_REASON_COUNT
 };
 
@@ -36,7 +37,7 @@ static inline const char *drop_reason_name(enum drop_reason r)
         "none", "not_memory", "wrong_kind", "decode_failed", "branch_target",
         "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
         "table_full", "spurious_trap", "unreadable", "epoch",
-        "no_record", "ring_lost", "inexact_ip", "stack_probe", "stack",
+        "no_record", "ring_lost", "inexact_ip", "stack_probe", "stack", "runtime",
     };
     return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
 }

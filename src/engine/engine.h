@@ -40,6 +40,10 @@ typedef struct engine_frontend {
     /* Whether RIP-relative operands address the code's own constants (a
      * JIT's constant table: never program data) rather than globals. */
     int rip_relative_is_constant;
+    /* Whether generated code keeps the runtime's own thread structure in
+     * r15 (HotSpot on x86-64): accesses through it are VM state (TLAB top,
+     * safepoint polls, flags), not program data. */
+    int r15_is_thread;
     /* Signal context. Bounds of the code containing the interrupted pc, used
      * as a known instruction boundary for decoding. Returns 0 or -1. */
     int (*bounds)(const ucontext_t *uc, code_bounds *out);

@@ -62,7 +62,7 @@ static int wants_kind(uint8_t kind)
 /* The kind the mode monitors, and what the look-back should pass over:
  * stack slots when they are excluded (most are addressed through rsp, so
  * an earlier heap access is taken instead of a sample lost), a JIT's
- * constants. */
+ * constants and its thread structure. */
 static uint8_t wanted_access(void)
 {
     uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
@@ -70,6 +70,8 @@ static uint8_t wanted_access(void)
         want |= ACCESS_SKIP_RSP;
     if (frontend->rip_relative_is_constant)
         want |= ACCESS_SKIP_RIP;
+    if (frontend->r15_is_thread)
+        want |= ACCESS_SKIP_R15;
     return want;
 }
 
@@ -159,8 +161,9 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     enum drop_reason r = active_sampler->take(t, si, uc, frontend, wanted_access(), &a, &before_run);
     if (r == DROP_NONE && !wants_kind(a.kind))
         r = DROP_WRONG_KIND;
-    if (r == DROP_NONE && a.rip_relative && frontend->rip_relative_is_constant)
-        r = DROP_NOT_MEMORY;
+    if (r == DROP_NONE && ((a.rip_relative && frontend->rip_relative_is_constant) ||
+                           (a.base_r15 && frontend->r15_is_thread)))
+        r = DROP_RUNTIME;
     if (r == DROP_NONE && is_stack_probe(uc, a.addr))
         r = DROP_STACK_PROBE;
     if (r == DROP_NONE && excluded_stack(t, a.addr))

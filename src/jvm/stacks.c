@@ -160,6 +160,7 @@ const engine_frontend jvm_frontend = {
     .name = "jvm",
     .stack_default = STACK_EXCLUDE,
     .rip_relative_is_constant = 1,
+    .r15_is_thread = 1,
     .bounds = jvm_bounds,
     .walk = jvm_walk,
     .symbolize = jvm_symbolize,

@@ -539,6 +539,8 @@ TEST(sampled_skips_stack_slots_and_constants)
     CHECK_EQ_U(a.pc, f + 8);
     CHECK(a.rip_relative);
     CHECK_EQ_U(a.addr, f + 15 + 0x10);
+    /* Skipping r15: its accesses are not candidates either. */
+    CHECK(!a.base_r15);
     /* Skipping both: no load is left. */
     CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP | ACCESS_SKIP_RIP, &a),
                DROP_NOT_MEMORY);
@@ -548,6 +550,33 @@ TEST(sampled_skips_stack_slots_and_constants)
     CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE, &uc, &a, &r) == 1 && a.pc == f + 3);
     CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE | ACCESS_SKIP_RSP, &uc, &a, &r) == 1 &&
           a.pc == f);
+}
+
+/* HotSpot's TLAB-top update through r15 (the thread) after a heap store. */
+TEST(sampled_skips_the_thread_register)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,                         /* 0:  mov %rax,(%rdx) */
+        0x4d, 0x89, 0x9f, 0x08, 0x01, 0x00, 0x00, /* 3:  mov %r11,0x108(%r15) */
+        0x48, 0x83, 0xc1, 0x01,                   /* 10: add $1,%rcx */
+        0xc3,                                     /* 14: ret */
+    };
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    uint64_t f = (uint64_t)p;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x7000;
+    regs[REG_R15] = 0xa000;
+    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 3);
+    CHECK(a.base_r15);
+    CHECK_EQ_U(a.addr, 0xa108);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE | ACCESS_SKIP_R15, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f);
+    CHECK(!a.base_r15);
 }
 
 /* Traps without a known boundary: the watched address picks the split. */
@@ -625,6 +654,7 @@ int main(void)
     RUN(sampled_looks_back_along_straight_line_code);
     RUN(sampled_stops_at_calls);
     RUN(sampled_skips_stack_slots_and_constants);
+    RUN(sampled_skips_the_thread_register);
     RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
     RUN(format_text);
