@@ -50,16 +50,18 @@ static void compare_values(detect_result *r, const watch_slot *w, uint64_t now, 
 }
 
 detect_result detect_on_trap(enum wasp_mode mode, const watch_slot *w, uint8_t kind,
-                             uint64_t now, double fp_tolerance)
+                             uint32_t touched, uint64_t now, double fp_tolerance)
 {
     detect_result r = { .record = 1, .bytes = w->len };
 
     switch (mode) {
     case MODE_DEAD_STORE:
         /* Any read of M (a load, or the read half of a read-modify-write)
-         * makes the earlier store useful. */
+         * makes the earlier store useful. A store kills the bytes it
+         * overwrites; the others' fate is unknown, so they count as
+         * monitored, not dead (object zeroing, then a 4-byte field store). */
         if (!(kind & ACCESS_LOAD))
-            r.wasteful = w->len;
+            r.wasteful = touched < w->len ? touched : w->len;
         break;
     case MODE_SILENT_STORE:
         compare_values(&r, w, now, fp_tolerance);

@@ -20,10 +20,12 @@ typedef struct detect_result {
     uint32_t approx;     /* silent only within the FP tolerance */
 } detect_result;
 
-/* kind: enum access_kind of the trapping instruction; now: the watched bytes
- * after it ran (what it stored, or what it loaded). */
+/* kind: enum access_kind of the trapping instruction; touched: how many of
+ * the watched bytes it accessed (a 4-byte field store into an 8-byte watch
+ * kills only 4); now: the watched bytes after it ran (what it stored, or
+ * what it loaded). */
 detect_result detect_on_trap(enum wasp_mode mode, const watch_slot *w, uint8_t kind,
-                             uint64_t now, double fp_tolerance);
+                             uint32_t touched, uint64_t now, double fp_tolerance);
 
 /* Whether two values of len bytes are equal as FP elements of size fp within
  * a relative tolerance (exactly equal bit patterns are handled by the caller). */

@@ -90,9 +90,16 @@ static int excluded_stack(const thread_state *t, uint64_t addr)
     return opts.stack == STACK_EXCLUDE && addr >= t->stack_lo && addr < t->stack_hi;
 }
 
+
+static uint32_t overlap_bytes(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
+{
+    uint64_t lo = a > b ? a : b, hi = a + alen < b + blen ? a + alen : b + blen;
+    return hi > lo ? (uint32_t)(hi - lo) : 0;
+}
+
 static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
 {
-    return a < b + blen && b < a + alen;
+    return overlap_bytes(a, alen, b, blen) > 0;
 }
 
 static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
@@ -261,7 +268,8 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
         watch_release(&t->watch, i);
         return;
     }
-    detect_result d = detect_on_trap(opts.mode, s, a.kind, now, opts.fp_tolerance);
+    detect_result d = detect_on_trap(opts.mode, s, a.kind, overlap_bytes(a.addr, a.size, s->addr, s->len),
+                                     now, opts.fp_tolerance);
     if (d.record) {
         uint32_t ctx = capture_context(t, uc, a.pc);
         if (ctx && pairs_add(&t->pairs, s->ctx, ctx, d.bytes, d.wasteful, d.approx) < 0)
