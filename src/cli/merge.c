@@ -15,6 +15,7 @@
  */
 #include "merge_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,24 @@ static double ratio(uint64_t part, uint64_t whole)
     return whole ? (double)part / (double)whole : 0.0;
 }
 
+/* 95% Wilson score interval of a proportion p seen over n trials: how far
+ * sampling alone may have moved the program fraction. Each counted pair is
+ * taken as one trial, which is exact when all watches have the same width
+ * (and ignores the time-weighting bias, which no count can cure). */
+static void wilson_interval(double p, uint64_t n, double *lo, double *hi)
+{
+    const double z = 1.96, z2 = z * z;
+    if (n == 0) {
+        *lo = 0, *hi = 1;
+        return;
+    }
+    double d = 1 + z2 / (double)n;
+    double centre = (p + z2 / (2.0 * (double)n)) / d;
+    double half = z * sqrt(p * (1 - p) / (double)n + z2 / (4.0 * (double)n * (double)n)) / d;
+    *lo = centre - half < 0 ? 0 : centre - half;
+    *hi = centre + half > 1 ? 1 : centre + half;
+}
+
 void merge_finish(merge_model *m)
 {
     /* "Approximately dead" means nothing; never let such bytes show. */
@@ -417,6 +436,7 @@ void merge_finish(merge_model *m)
     }
     m->fraction = ratio(m->wasteful_bytes, m->bytes);
     m->approx_fraction = ratio(m->approx_bytes, m->bytes);
+    wilson_interval(m->fraction, m->count, &m->fraction_lo, &m->fraction_hi);
     if (m->npairs) qsort(m->pairs, m->npairs, sizeof *m->pairs, pair_cmp);
     if (m->nstats) qsort(m->stats, m->nstats, sizeof *m->stats, stat_cmp);
     /* Indices into pairs moved; the pair table must not be used again. */

@@ -69,6 +69,7 @@ typedef struct merge_model {
     size_t nprocesses, nthreads;
     uint64_t count, bytes, wasteful_bytes, approx_bytes;   /* over all pairs */
     double fraction, approx_fraction;                      /* Eq. 1 */
+    double fraction_lo, fraction_hi;   /* 95% sampling interval of fraction, over count pairs */
     merge_stat *stats;  size_t nstats;      /* summed; sorted by name */
     merge_ctx **contexts; size_t ncontexts;
     merge_pair *pairs;  size_t npairs;      /* sorted, most wasteful first */

@@ -431,6 +431,7 @@ static void write_header(FILE *f, const merge_model *m, size_t shown)
     else fprintf(f, ",\"interval\":%" PRIu64, m->interval);
     fputs(",\"fp_tolerance\":", f);
     json_escape_str(f, tol);
+    fprintf(f, ",\"fraction_ci95\":[%.6f,%.6f]", m->fraction_lo, m->fraction_hi);
     fprintf(f, ",\"processes\":%zu,\"threads\":%zu,\n\"totals\":{\"count\":%" PRIu64
             ",\"bytes\":%" PRIu64 ",\"wasteful_bytes\":%" PRIu64 ",\"approx_bytes\":%" PRIu64
             "},\n\"pairs_total\":%zu,\"pairs_shown\":%zu,\n\"stats\":{",

@@ -76,6 +76,11 @@ static void json_totals(FILE *f, const merge_model *m)
     json_num(f, m->fraction);
     fputs(", \"approx_fraction\": ", f);
     json_num(f, m->approx_fraction);
+    fputs(", \"fraction_ci95\": [", f);
+    json_num(f, m->fraction_lo);
+    fputs(", ", f);
+    json_num(f, m->fraction_hi);
+    fputs("]", f);
     fprintf(f, ", \"bytes\": %" PRIu64 ", \"wasteful_bytes\": %" PRIu64
             ", \"approx_bytes\": %" PRIu64 ", \"count\": %" PRIu64 ", \"samples\": %" PRIu64
             ", \"armed\": %" PRIu64 ", \"traps\": %" PRIu64 ", \"handler_ns\": %" PRIu64 "},\n",

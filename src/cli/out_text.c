@@ -107,6 +107,10 @@ static void text_cost(FILE *f, const merge_model *m)
     text_drops(f, m);
 }
 
+/* Below this many counted pairs the 95% interval is wider than about ±10
+ * points, and the report says what to do about it. */
+#define TEXT_FEW_PAIRS 100
+
 static void text_header(FILE *f, const merge_model *m)
 {
     fprintf(f, "wasp report: %s\n", m->mode);
@@ -117,6 +121,8 @@ static void text_header(FILE *f, const merge_model *m)
                 m->fp_tolerance);
     fprintf(f, "\n                  of %" PRIu64 " bytes monitored, %" PRIu64
             " wasteful (Eq. 1)\n", m->bytes, m->wasteful_bytes);
+    fprintf(f, "                  sampling error: %.1f%% to %.1f%% (95%%, %" PRIu64 " pairs counted)\n",
+            100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
     fprintf(f, "  threads:        %zu in %zu process%s\n", m->nthreads, m->nprocesses,
             m->nprocesses == 1 ? "" : "es");
     fprintf(f, "  sampler:        %s", m->sampler);
@@ -128,6 +134,9 @@ static void text_header(FILE *f, const merge_model *m)
     if (strcmp(m->sampler, "pmu") != 0)
         fputs("  note: software sampling picks accesses by time, not by count, so these\n"
               "        fractions are time-weighted (hot loops weigh more per access).\n", f);
+    if (m->count < TEXT_FEW_PAIRS)
+        fprintf(f, "  note: only %" PRIu64 " pairs counted: for a closer estimate run longer or\n"
+                "        sample more often (--interval 1ms, or 500us for short programs).\n", m->count);
 }
 
 int text_write_report(FILE *f, const merge_model *m, size_t top)

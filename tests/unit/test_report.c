@@ -190,6 +190,14 @@ TEST(merges_threads_and_processes)
     CHECK(NEAR(number_after(doc, "\"totals\": {\"fraction\": "), 110.0 / 570));
     CHECK(NEAR(number_after(doc, "\"approx_fraction\": "), 60.0 / 570));
     CHECK(strstr(doc, "\"bytes\": 570, \"wasteful_bytes\": 110") != NULL);
+    /* 95% Wilson interval of 110/570 over the 17 counted pairs (values from
+     * an independent computation). */
+    CHECK(fabs(number_after(doc, "\"fraction_ci95\": [") - 0.070942) < 1e-5);
+    {
+        const char *ci = strstr(doc, "\"fraction_ci95\": [");
+        const char *comma = ci ? strchr(ci, ',') : NULL;
+        CHECK(comma != NULL && fabs(strtod(comma + 1, NULL) - 0.428204) < 1e-5);
+    }
     CHECK(strstr(doc, "\"samples\": 30") != NULL);
     CHECK(strstr(doc, "\"traps\": 15") != NULL);
     CHECK(strstr(doc, "\"drops\": {\"decode_failed\": 0, \"not_memory\": 3}") != NULL);
