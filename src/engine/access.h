@@ -42,6 +42,7 @@ typedef struct mem_access {
     uint8_t base_rsp : 1;      /* addressed through the stack pointer */
     uint8_t rip_relative : 1;  /* addressed relative to the instruction */
     uint8_t base_r15 : 1;      /* addressed through r15 */
+    uint8_t ahead : 1;         /* a sampled access that has not run yet (its watch primes) */
 } mem_access;
 
 #endif

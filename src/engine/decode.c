@@ -289,7 +289,7 @@ enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t
  * next page may be unmapped. Only an instruction that really crosses the
  * boundary makes us read further (code pages are normally contiguous). Zydis
  * 4.0 reads bytes lazily, but we don't want to depend on that. */
-static ZyanStatus decode_read_at(uint64_t pc, decode_insn *d)
+ZyanStatus decode_read_at(uint64_t pc, decode_insn *d)
 {
     size_t in_page = DECODE_PAGE - (size_t)(pc & (DECODE_PAGE - 1));
     size_t len = in_page < DECODE_MAX_LEN ? in_page : DECODE_MAX_LEN;

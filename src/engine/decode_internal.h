@@ -24,6 +24,9 @@ int decode_is_ready(void);
 ZyanStatus decode_full(const void *code, size_t len, decode_insn *d);
 /* ucontext greg index of a GPR of any width, -1 if it is not a GPR. */
 int decode_greg(ZydisRegister r);
+/* Decodes at pc without a known end, reading past pc's page only when the
+ * instruction really crosses it. */
+ZyanStatus decode_read_at(uint64_t pc, decode_insn *d);
 /* The 64-bit register enclosing r (eax -> rax), or NONE. */
 ZydisRegister decode_widest(ZydisRegister r);
 int decode_is_rip(ZydisRegister r);

@@ -188,10 +188,12 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
         t->stats[STAT_DECLINED]++;
         return;
     }
-    /* A store that has not run yet has no value to remember: its own trap
-     * (absorb_own_trap) supplies it. */
+    /* An access that has not run yet (before_run) is primed: its own trap
+     * (absorb_own_trap) takes the value it leaves. Until then the watch
+     * holds what memory holds now, which is also the right reference if a
+     * branch skips it and another access traps first. */
     uint64_t value = 0;
-    if ((!before_run || a.kind == ACCESS_LOAD) && read_value(waddr, wlen, &value) < 0) {
+    if (read_value(waddr, wlen, &value) < 0) {
         t->drops[DROP_UNREADABLE]++;
         return;
     }

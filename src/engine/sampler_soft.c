@@ -46,8 +46,10 @@ static enum drop_reason soft_take(thread_state *t, const siginfo_t *si, const uc
     (void)si;
     *before_run = 0;
     enum drop_reason r = locate_sampled_access(fe, uc, want, out);
-    if (r != DROP_NO_BOUNDARY)
+    if (r != DROP_NO_BOUNDARY) {
+        *before_run = r == DROP_NONE && out->ahead;
         return r;
+    }
     /* No boundary known: the instruction at the pc, which has not run yet. */
     *before_run = 1;
     return decode_access_at((uint64_t)uc->uc_mcontext.gregs[REG_RIP], uc, out);

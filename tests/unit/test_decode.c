@@ -461,8 +461,12 @@ TEST(sampled_looks_back_along_straight_line_code)
         CHECK_EQ_U(a.pc, f + 4);
         check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
     }
-    /* Before the store in the run that starts at the loop head: nothing. */
-    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 4, ACCESS_STORE, &a), DROP_NOT_MEMORY);
+    /* Before the store, in the run that starts at the loop head: nothing
+     * behind, so the store ahead, which has not run yet. */
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 4, ACCESS_STORE, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 4);
+    CHECK(a.ahead);
+    check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
     /* The load, while its address register still holds its address. */
     CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 9, ACCESS_LOAD, &a), DROP_NONE);
     CHECK_EQ_U(a.pc, f + 7);
@@ -579,6 +583,38 @@ TEST(sampled_skips_the_thread_register)
     CHECK(!a.base_r15);
 }
 
+/* Ahead: only while the address registers keep their values, and never
+ * past a branch (the access may not run). */
+TEST(sampled_looks_ahead_within_straight_line_code)
+{
+    static const uint8_t moved[] = {
+        0x48, 0x83, 0xc1, 0x01, /* 0: add $1,%rcx */
+        0x48, 0x83, 0xc2, 0x08, /* 4: add $8,%rdx       changes the store's base */
+        0x48, 0x89, 0x02,       /* 8: mov %rax,(%rdx) */
+        0xc3,                   /* 11: ret */
+    };
+    static const uint8_t branch[] = {
+        0x48, 0x83, 0xc1, 0x01, /* 0: add $1,%rcx */
+        0x75, 0x03,             /* 4: jne 9 */
+        0x48, 0x89, 0x02,       /* 6: mov %rax,(%rdx) */
+        0xc3,                   /* 9: ret */
+    };
+    uint8_t *p = map_code(moved, sizeof moved), *q = map_code(branch, sizeof branch);
+    CHECK(p != NULL && q != NULL);
+    if (!p || !q)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x4000;
+    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof moved, 4, ACCESS_STORE, &a), DROP_NOT_MEMORY);
+    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof moved, 8, ACCESS_STORE, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == (uint64_t)p + 8 && a.addr == 0x4000);
+    CHECK_EQ_U(sampled_at((uint64_t)q, sizeof branch, 4, ACCESS_STORE, &a), DROP_NOT_MEMORY);
+    /* Past the branch (it fell through): the store is next again. */
+    CHECK_EQ_U(sampled_at((uint64_t)q, sizeof branch, 6, ACCESS_STORE, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == (uint64_t)q + 6);
+}
+
 /* Traps without a known boundary: the watched address picks the split. */
 TEST(ending_at_uses_the_watched_address)
 {
@@ -655,6 +691,7 @@ int main(void)
     RUN(sampled_stops_at_calls);
     RUN(sampled_skips_stack_slots_and_constants);
     RUN(sampled_skips_the_thread_register);
+    RUN(sampled_looks_ahead_within_straight_line_code);
     RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
     RUN(format_text);
