@@ -43,6 +43,7 @@ typedef struct mem_access {
     uint8_t rip_relative : 1;  /* addressed relative to the instruction */
     uint8_t base_r15 : 1;      /* addressed through r15 */
     uint8_t ahead : 1;         /* a sampled access that has not run yet (its watch primes) */
+    uint8_t string : 1;        /* a string instruction (rep stos/movs: memset, memcpy) */
 } mem_access;
 
 #endif

@@ -125,12 +125,39 @@ static int decode_is_fence(const decode_insn *d)
     return d->in.raw.imm[0].size && d->in.raw.imm[0].value.u == 0;
 }
 
+int decode_is_string(const decode_insn *d)
+{
+    return d->in.meta.category == ZYDIS_CATEGORY_STRINGOP;
+}
+
+/* String instructions (rep stos/movs: memset, memcpy) have hidden memory
+ * operands: the store (movs, stos) when there is one, else the load. */
+static enum drop_reason decode_string_operand(const decode_insn *d, const ZydisDecodedOperand **op)
+{
+    const ZydisDecodedOperand *load = NULL;
+    for (unsigned i = 0; i < d->in.operand_count; i++) {
+        const ZydisDecodedOperand *o = &d->ops[i];
+        if (o->type != ZYDIS_OPERAND_TYPE_MEMORY)
+            continue;
+        if (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) {
+            *op = o;
+            return DROP_NONE;
+        }
+        if (!load)
+            load = o;
+    }
+    *op = load;
+    return load ? DROP_NONE : DROP_NOT_MEMORY;
+}
+
 /* First explicit operand that really touches memory. LEA and friends (AGEN,
  * MIB) only compute an address; VSIB needs vector registers we don't have. */
 enum drop_reason decode_mem_operand(const decode_insn *d, const ZydisDecodedOperand **op)
 {
     if (decode_is_hint(&d->in) || decode_is_fence(d))
         return DROP_NOT_MEMORY;
+    if (decode_is_string(d))
+        return decode_string_operand(d, op);
     for (unsigned i = 0; i < d->in.operand_count; i++) {
         const ZydisDecodedOperand *o = &d->ops[i];
         if (o->visibility != ZYDIS_OPERAND_VISIBILITY_EXPLICIT || o->type != ZYDIS_OPERAND_TYPE_MEMORY)
@@ -220,17 +247,34 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
     /* fxsave/xsave-style blocks are not data accesses mem_access can describe. */
     if (!kind || size == 0 || size > 64)
         return DROP_NOT_MEMORY;
-    if (post_state && decode_clobbers(d, m))
+    int string = decode_is_string(d);
+    if (post_state && !string && decode_clobbers(d, m))
         return DROP_ADDR_CLOBBERED;
     uint64_t ea;
     r = decode_ea(d, m, pc, regs, &ea);
     if (r != DROP_NONE)
         return r;
+    if (string) {
+        /* rdi/rsi name the next element: before the instruction (or between
+         * two iterations of a rep) that is the one about to be accessed;
+         * after an iteration, the one just accessed is a step back. */
+        int backward = (regs[REG_EFL] & 0x400) != 0;   /* EFLAGS.DF */
+        if (!post_state && (d->in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
+                                                ZYDIS_ATTRIB_HAS_REPNE)) && regs[REG_RCX] == 0)
+            return DROP_NOT_MEMORY;   /* a rep with nothing left to do */
+        if (post_state)
+            ea = backward ? ea + size : ea - size;
+        else if (!backward && (d->in.attributes & ZYDIS_ATTRIB_HAS_REP) && (uint64_t)regs[REG_RCX] > 1)
+            /* Ahead of a forward rep stos/movs: the next elements it will
+             * fill, so the watch can be as wide as for any other store. */
+            size = (uint64_t)regs[REG_RCX] >= 64 / size ? 64 : (uint32_t)regs[REG_RCX] * size;
+    }
     *out = (mem_access){ .pc = pc, .addr = ea, .size = size, .insn_len = d->in.length,
                          .kind = kind, .fp = decode_fp(m),
                          .base_rsp = decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP,
                          .rip_relative = decode_is_rip(m->mem.base),
-                         .base_r15 = decode_widest(m->mem.base) == ZYDIS_REGISTER_R15 };
+                         .base_r15 = decode_widest(m->mem.base) == ZYDIS_REGISTER_R15,
+                         .string = string };
     *seg = m->mem.segment;
     return DROP_NONE;
 }
@@ -306,6 +350,25 @@ enum drop_reason decode_access_at(uint64_t rip, const ucontext_t *uc, mem_access
     if (!decode_is_ready() || !ZYAN_SUCCESS(decode_read_at(rip, &d)))
         return DROP_DECODE_FAILED;
     return decode_live(&d, rip, uc, 0, out);
+}
+
+/* A data breakpoint hit inside a rep string instruction traps after that
+ * iteration with the pc still AT the instruction (more iterations follow):
+ * the access is the element it just finished, if that is in [lo, hi). */
+enum drop_reason decode_string_in_progress(uint64_t rip, const ucontext_t *uc, uint64_t lo, uint64_t hi,
+                                           mem_access *out)
+{
+    decode_insn d;
+    mem_access a;
+    if (!decode_is_ready() || !ZYAN_SUCCESS(decode_read_at(rip, &d)) || !decode_is_string(&d))
+        return DROP_NO_BOUNDARY;
+    enum drop_reason r = decode_live(&d, rip, uc, 1, &a);
+    if (r != DROP_NONE)
+        return r;
+    if (!(a.addr < hi && lo < a.addr + a.size))
+        return DROP_SPURIOUS_TRAP;
+    *out = a;
+    return DROP_NONE;
 }
 
 /* ---- text ------------------------------------------------------------- */

@@ -60,6 +60,11 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *u
 enum drop_reason decode_access_ending_at(uint64_t rip, const ucontext_t *uc, uint64_t lo, uint64_t hi,
                                          mem_access *out);
 
+/* A trap inside a rep string instruction (pc still AT it): the element it
+ * just accessed, when that overlaps [lo, hi). */
+enum drop_reason decode_string_in_progress(uint64_t rip, const ucontext_t *uc, uint64_t lo, uint64_t hi,
+                                           mem_access *out);
+
 /* The access the instruction AT rip is about to make (pre-access registers). */
 enum drop_reason decode_access_at(uint64_t rip, const ucontext_t *uc, mem_access *out);
 

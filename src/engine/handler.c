@@ -204,6 +204,7 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     if (s->armed)
         t->stats[STAT_REPLACED]++;
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a.fp,
+                       .string = a.string && before_run,
                        .value = value, .ctx = ctx, .sample_pc = a.pc, .seen = s->seen,
                        .epoch = t->epoch };
     if (arm(t, slot) < 0) {
@@ -212,6 +213,14 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
         return;
     }
     t->stats[STAT_ARMED]++;
+}
+
+/* A sampled rep stos/movs fills its watch one element per trap: the
+ * elements after the watch's first are still the same pass (a later pass
+ * over the same bytes, the next memset, starts at the first again). */
+static int continues_own_fill(const watch_slot *s, const mem_access *a)
+{
+    return s->string && a->string && a->addr > s->addr;
 }
 
 /* The trap came from the sampled instruction itself, which had not run when
@@ -259,7 +268,7 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
         release(t, i);
         return;
     }
-    if (s->priming && a.pc == s->sample_pc) {
+    if ((s->priming || continues_own_fill(s, &a)) && a.pc == s->sample_pc) {
         absorb_own_trap(t, i);
         return;
     }

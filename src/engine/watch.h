@@ -16,6 +16,7 @@ typedef struct watch_slot {
     uint64_t addr;      /* watched bytes: [addr, addr+len), len 1/2/4/8, aligned */
     uint32_t len;
     uint8_t fp;         /* enum access_fp of the sampled access */
+    uint8_t string;     /* sampled inside a rep stos/movs: it fills the watch element by element */
     uint64_t value;     /* bytes at addr when armed (little-endian, len bytes) */
     uint32_t ctx;       /* C1: cct node of the sampled access */
     uint64_t sample_pc; /* pc of the sampled access */

@@ -9,6 +9,10 @@ usage: check.py REPORT.json [options]
                          (FILE compared by base name). Repeatable.
   --exists WATCH TRAP    a pair that must be somewhere in the report.
   --absent WATCH TRAP    a pair that must not be anywhere in the report.
+  --insn-pair PREFIX TRAP  a pair among the top --top whose watch leaf
+                         instruction starts with PREFIX (e.g. "rep stos": a
+                         libc frame has no file or line) and whose trap leaf
+                         is TRAP, with a non-zero fraction.
   --min-drop NAME N      the report's drops.NAME must be at least N.
   --top N                how far down --pair may be (default 3)
   --field F              totals field compared with --expect (default fraction)
@@ -150,6 +154,12 @@ def check(args):
         if not any(matches(p, watch, trap) for p in pairs):
             raise Fail("pair %s -> %s not in the report (%s)" %
                        (fmt(watch), fmt(trap), describe(pairs, 10)))
+    for prefix, trap in args.insn_pair:
+        top = pairs[:args.top]
+        if not any((p["watch"].get("instruction") or "").startswith(prefix) and
+                   leaf(p["trap"], "trap") == trap and p["fraction"] > 0 for p in top):
+            raise Fail("no pair '%s...' -> %s with waste in the top %d (%s)" %
+                       (prefix, fmt(trap), args.top, describe(pairs, args.top)))
     for watch, trap in args.absent:
         if any(matches(p, watch, trap) for p in pairs):
             raise Fail("pair %s -> %s is in the report, expected absent" % (fmt(watch), fmt(trap)))
@@ -238,6 +248,7 @@ def main():
     ap.add_argument("--pair", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
     ap.add_argument("--exists", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
     ap.add_argument("--absent", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
+    ap.add_argument("--insn-pair", nargs=2, action="append", default=[], metavar=("PREFIX", "TRAP"))
     ap.add_argument("--min-drop", nargs=2, action="append", default=[], metavar=("NAME", "N"))
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--field", default="fraction", choices=("fraction", "approx_fraction"))
@@ -252,6 +263,7 @@ def main():
     args.pair = [(parse_frame(w), parse_frame(t)) for w, t in args.pair]
     args.exists = [(parse_frame(w), parse_frame(t)) for w, t in args.exists]
     args.absent = [(parse_frame(w), parse_frame(t)) for w, t in args.absent]
+    args.insn_pair = [(prefix, parse_frame(t)) for prefix, t in args.insn_pair]
     args.min_drop = [(name, int(n)) for name, n in args.min_drop]
     if args.merged and not (args.rundir and args.pair):
         ap.error("--merged needs --rundir and a --pair")

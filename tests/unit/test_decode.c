@@ -80,6 +80,40 @@ TEST(store_simple)
     CHECK_EQ_U(a.insn_len, 3);
 }
 
+/* memset and memcpy: rep stos/movs, hidden operands at rdi (and rsi). */
+TEST(string_instructions)
+{
+    mem_access a;
+    regs_clear();
+    regs[REG_RDI] = 0x1000;
+    regs[REG_RSI] = 0x3000;
+    regs[REG_RCX] = 100;
+    /* Ahead of rep stosb: the bytes it is about to fill, up to 64. */
+    CHECK_EQ_U(BYTES(0, &a, 0xf3, 0xaa), DROP_NONE);
+    check_access(&a, 0x1000, 64, ACCESS_STORE, ACCESS_INT);
+    CHECK(a.string);
+    regs[REG_RCX] = 3;
+    CHECK_EQ_U(BYTES(0, &a, 0xf3, 0x48, 0xab), DROP_NONE);   /* rep stosq: 3 x 8 bytes */
+    check_access(&a, 0x1000, 24, ACCESS_STORE, ACCESS_INT);
+    regs[REG_RCX] = 0;
+    CHECK_EQ_U(BYTES(0, &a, 0xf3, 0xaa), DROP_NOT_MEMORY);   /* nothing left to do */
+    /* rep movsb stores at rdi. */
+    regs[REG_RCX] = 1;
+    CHECK_EQ_U(BYTES(0, &a, 0xf3, 0xa4), DROP_NONE);
+    check_access(&a, 0x1000, 1, ACCESS_STORE, ACCESS_INT);
+    /* After an element (a trap between iterations, or the last one): the
+     * element just written is one step back, or forward when DF is set. */
+    CHECK_EQ_U(BYTES(1, &a, 0xf3, 0x48, 0xab), DROP_NONE);
+    check_access(&a, 0x1000 - 8, 8, ACCESS_STORE, ACCESS_INT);
+    regs[REG_EFL] = 0x400;
+    CHECK_EQ_U(BYTES(1, &a, 0xf3, 0x48, 0xab), DROP_NONE);
+    check_access(&a, 0x1000 + 8, 8, ACCESS_STORE, ACCESS_INT);
+    regs[REG_EFL] = 0;
+    /* lodsb only loads, at rsi. */
+    CHECK_EQ_U(BYTES(0, &a, 0xac), DROP_NONE);
+    check_access(&a, 0x3000, 1, ACCESS_LOAD, ACCESS_INT);
+}
+
 TEST(load_sib)
 {
     mem_access a;
@@ -199,7 +233,6 @@ TEST(not_memory)
     CHECK_EQ_U(BYTES(0, &a, 0x0f, 0xae, 0x38), DROP_NOT_MEMORY);       /* clflush (%rax) */
     CHECK_EQ_U(BYTES(0, &a, 0x50), DROP_NOT_MEMORY);                   /* push %rax */
     CHECK_EQ_U(BYTES(0, &a, 0xc3), DROP_NOT_MEMORY);                   /* ret */
-    CHECK_EQ_U(BYTES(0, &a, 0xa4), DROP_NOT_MEMORY);                   /* movsb: implicit */
     CHECK_EQ_U(BYTES(0, &a, 0x48, 0x01, 0xc8), DROP_NOT_MEMORY);       /* add %rcx,%rax */
     /* Fences: lock add/or of zero (HotSpot's volatile and GC barriers). */
     CHECK_EQ_U(BYTES(0, &a, 0xf0, 0x83, 0x44, 0x24, 0xc0, 0x00), DROP_NOT_MEMORY); /* lock addl $0,-0x40(%rsp) */
@@ -672,6 +705,7 @@ int main(void)
         return 1;
     }
     RUN(store_simple);
+    RUN(string_instructions);
     RUN(load_sib);
     RUN(rip_relative);
     RUN(segments);
