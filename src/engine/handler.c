@@ -130,8 +130,13 @@ static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t 
 static int arm(thread_state *t, int i)
 {
     watch_slot *s = &t->watch.slot[i];
-    return perf_arm_breakpoint(t->bp_fd[i], &t->bp_attr[i], s->addr, s->len,
-                               opts.mode != MODE_SILENT_STORE);
+    /* A sampled rep stos/movs is about to fill the watch element by element
+     * (bytes, for memset): watch only its last byte until then, so the
+     * pass costs one trap, not eight; absorb_own_trap widens it. */
+    int last_byte_first = s->string && s->priming;
+    return perf_arm_breakpoint(t->bp_fd[i], &t->bp_attr[i],
+                               last_byte_first ? s->addr + s->len - 1 : s->addr,
+                               last_byte_first ? 1 : s->len, opts.mode != MODE_SILENT_STORE);
 }
 
 static void release(thread_state *t, int i)
@@ -215,14 +220,6 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     t->stats[STAT_ARMED]++;
 }
 
-/* A sampled rep stos/movs fills its watch one element per trap: the
- * elements after the watch's first are still the same pass (a later pass
- * over the same bytes, the next memset, starts at the first again). */
-static int continues_own_fill(const watch_slot *s, const mem_access *a)
-{
-    return s->string && a->string && a->addr > s->addr;
-}
-
 /* The trap came from the sampled instruction itself, which had not run when
  * the watch was armed: now it has, so take its value and keep watching. */
 static void absorb_own_trap(thread_state *t, int i)
@@ -268,7 +265,7 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
         release(t, i);
         return;
     }
-    if ((s->priming || continues_own_fill(s, &a)) && a.pc == s->sample_pc) {
+    if (s->priming && a.pc == s->sample_pc) {
         absorb_own_trap(t, i);
         return;
     }
