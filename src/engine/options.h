@@ -18,7 +18,7 @@ enum wasp_sampler { SAMPLER_AUTO, SAMPLER_PMU, SAMPLER_SOFTWARE };
 enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 
 #define OPTIONS_MAX_SLOTS 4
-#define OPTIONS_DEFAULT_INTERVAL_NS 5000000ULL  /* 5 ms of CPU time: see docs/how-it-works.md */
+#define OPTIONS_DEFAULT_INTERVAL_NS 10000000ULL  /* 10 ms of CPU time: see docs/how-it-works.md */
 #define OPTIONS_DEFAULT_FP_TOLERANCE 0.01
 /* Accesses per PMU sample: a store-heavy thread (~2e8 stores/s) gets about
  * the software default's 200 samples/s; JXPerf used 0.5M-10M (docs/pmu.md). */
