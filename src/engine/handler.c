@@ -26,6 +26,7 @@ static wasp_options opts;
 static const engine_frontend *frontend;
 static const sampler *active_sampler;
 static uint64_t current_epoch;
+static uint8_t sample_want;   /* wanted_access(), fixed once installed */
 
 void handler_new_epoch(void)
 {
@@ -45,11 +46,13 @@ static uint64_t now_ns(void)
  * an address recomputed from registers can be wrong when code was entered
  * by a path the decoder did not see (a JIT slow path jumping back). One
  * syscall, about a microsecond, against 12-40 us for the signal itself. */
-static int read_value(uint64_t addr, uint32_t len, uint64_t *v)
+static int read_value(const thread_state *t, uint64_t addr, uint32_t len, uint64_t *v)
 {
     struct iovec local = { v, len }, remote = { (void *)(uintptr_t)addr, len };
     *v = 0;
-    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+    /* The thread's own id names its process too, and unlike getpid() it
+     * costs no system call. */
+    return process_vm_readv(t->tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
 static int wants_kind(uint8_t kind)
@@ -89,7 +92,6 @@ static int excluded_stack(const thread_state *t, uint64_t addr)
 {
     return opts.stack == STACK_EXCLUDE && addr >= t->stack_lo && addr < t->stack_hi;
 }
-
 
 static uint32_t overlap_bytes(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
 {
@@ -170,7 +172,7 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
 
     t->stats[STAT_SAMPLES]++;
     retire_old_watches(t);
-    enum drop_reason r = active_sampler->take(t, si, uc, frontend, wanted_access(), &a, &before_run);
+    enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);
     if (r == DROP_NONE && !wants_kind(a.kind))
         r = DROP_WRONG_KIND;
     if (r == DROP_NONE && ((a.rip_relative && frontend->rip_relative_is_constant) ||
@@ -198,7 +200,7 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
      * holds what memory holds now, which is also the right reference if a
      * branch skips it and another access traps first. */
     uint64_t value = 0;
-    if (read_value(waddr, wlen, &value) < 0) {
+    if (read_value(t, waddr, wlen, &value) < 0) {
         t->drops[DROP_UNREADABLE]++;
         return;
     }
@@ -220,17 +222,26 @@ static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc
     t->stats[STAT_ARMED]++;
 }
 
+/* Stops slot i watching and reads what its bytes hold now (the watch must
+ * not see our own read). On failure the slot is freed and -1 returned. */
+static int disarm_and_read(thread_state *t, int i, uint64_t *value)
+{
+    watch_slot *s = &t->watch.slot[i];
+    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
+    if (read_value(t, s->addr, s->len, value) == 0)
+        return 0;
+    t->drops[DROP_UNREADABLE]++;
+    watch_release(&t->watch, i);
+    return -1;
+}
+
 /* The trap came from the sampled instruction itself, which had not run when
  * the watch was armed: now it has, so take its value and keep watching. */
 static void absorb_own_trap(thread_state *t, int i)
 {
     watch_slot *s = &t->watch.slot[i];
-    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
-    if (read_value(s->addr, s->len, &s->value) < 0) {
-        t->drops[DROP_UNREADABLE]++;
-        watch_release(&t->watch, i);
+    if (disarm_and_read(t, i, &s->value) < 0)
         return;
-    }
     s->priming = 0;
     t->stats[STAT_PRIMED]++;
     if (arm(t, i) < 0)
@@ -269,13 +280,9 @@ static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, 
         absorb_own_trap(t, i);
         return;
     }
-    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
     uint64_t now;
-    if (read_value(s->addr, s->len, &now) < 0) {
-        t->drops[DROP_UNREADABLE]++;
-        watch_release(&t->watch, i);
+    if (disarm_and_read(t, i, &now) < 0)
         return;
-    }
     detect_result d = detect_on_trap(opts.mode, s, a.kind, overlap_bytes(a.addr, a.size, s->addr, s->len),
                                      now, opts.fp_tolerance);
     if (d.record) {
@@ -341,6 +348,7 @@ int handler_install(const wasp_options *o, const engine_frontend *fe, const samp
     opts = *o;
     frontend = fe;
     active_sampler = s;
+    sample_want = wanted_access();
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigtrap;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
