@@ -24,13 +24,9 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
         r = decode_access_ending_at(rip, uc, lo, hi, out);
     /* Not the instruction before rip: a rep stos/movs (memset, memcpy)
      * interrupted between iterations, pc still at it? */
-    if (r != DROP_NONE || !(out->addr < hi && lo < out->addr + out->size)) {
-        mem_access s;
-        if (decode_string_in_progress(rip, uc, lo, hi, &s) == DROP_NONE) {
-            *out = s;
-            r = DROP_NONE;
-        }
-    }
+    if ((r != DROP_NONE || !(out->addr < hi && lo < out->addr + out->size)) &&
+        decode_string_in_progress(rip, uc, lo, hi, out) == DROP_NONE)
+        r = DROP_NONE;
     return r;
 }
 
