@@ -39,6 +39,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+source bench/rounds.sh
 
 runs=${BENCH_RUNS:-5}
 workloads=${BENCH_WORKLOADS:-collections numeric rhino}
@@ -60,9 +61,7 @@ javac=$(dirname "$java")/javac
 [[ -x $wasp_bin && -f $(dirname "$wasp_bin")/../lib/libwasp.so ]] || die "no $wasp_bin — run make first"
 command -v python3 >/dev/null || die "python3 is needed for the analysis"
 
-default_ns=$(sed -n 's/^#define[[:space:]]*OPTIONS_DEFAULT_INTERVAL_NS[[:space:]]*\([0-9][0-9]*\).*/\1/p' \
-             src/engine/options.h)
-[[ -n $default_ns ]] || die "cannot read OPTIONS_DEFAULT_INTERVAL_NS from src/engine/options.h"
+default_ns=$(bench_default_ns)
 
 # --- build -------------------------------------------------------------------
 mkdir -p "$jout/classes" "$jout/bin/bin" "$jout/bin/lib"
@@ -160,34 +159,7 @@ for iv in $intervals; do config_ns[$iv]=$(interval_ns "$iv"); done
 
 echo "wasp Java benchmark: $runs round(s) of {${configs[*]}} x {${active[*]}};" \
      "$("$java" -version 2>&1 | head -n 1); default interval $((default_ns / 1000)) us" >&2
-start=$SECONDS
-noisy=0
-for ((r = 1; r <= runs; r++)); do
-    n=${#configs[@]}
-    for w in "${active[@]}"; do
-        for ((k = 0; k < n; k++)); do
-            cfg=${configs[$(((k + r) % n))]}
-            for ((try = 0; ; try++)); do
-                fields=$(measure_once "$w" "$cfg" "$r")
-                read -r wall user sys rss other steal rest <<<"$fields"
-                if awk -v o="$other" -v s="$steal" -v t="$wall" 'BEGIN { exit !((o + s) > 0.25 * t) }' &&
-                   ((try < retries)); then
-                    noisy=$((noisy + 1))
-                    continue
-                fi
-                break
-            done
-            piv=${fields##* }
-            vals=${fields% *}
-            [[ $cfg == default && $piv != - && $piv != "$default_ns" ]] &&
-                die "agent default interval $piv ns != options.h $default_ns ns — rebuild (make)"
-            printf '%s\t%s\t%d\t%s\t%s\t%s\n' "$w" "$cfg" "$r" "${config_ns[$cfg]}" \
-                "$(tr ' ' '\t' <<<"$vals")" "$piv" >>"$results"
-        done
-    done
-    echo "  round $r/$runs done ($((SECONDS - start)) s)" >&2
-done
-((noisy == 0)) || echo "  $noisy measurement(s) repeated because other processes were busy" >&2
+bench_rounds "${active[@]}"
 
 # --- analyse -----------------------------------------------------------------
 python3 - "$results" <<'EOF'

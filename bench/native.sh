@@ -33,6 +33,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+source bench/rounds.sh
 
 runs=${BENCH_RUNS:-5}
 workloads=${BENCH_WORKLOADS:-stream hash fp mt}
@@ -52,10 +53,7 @@ die() { echo "bench: $*" >&2; exit 1; }
 [[ $runs =~ ^[1-9][0-9]*$ ]] || die "BENCH_RUNS must be a positive integer, not '$runs'"
 command -v python3 >/dev/null || die "python3 is needed for the analysis (make deps installs it)"
 
-# The default interval, as the code defines it (ns).
-default_ns=$(sed -n 's/^#define[[:space:]]*OPTIONS_DEFAULT_INTERVAL_NS[[:space:]]*\([0-9][0-9]*\).*/\1/p' \
-             src/engine/options.h)
-[[ -n $default_ns ]] || die "cannot read OPTIONS_DEFAULT_INTERVAL_NS from src/engine/options.h"
+default_ns=$(bench_default_ns)
 
 # Everything of this invocation lives in its own directory, so two benchmarks
 # started at once (or a rebuild meanwhile) cannot mix their files; only the
@@ -168,36 +166,8 @@ wait_quiet() {
 
 # Each round visits the configurations in a rotated order.
 echo "wasp native benchmark: $runs round(s) of {${configs[*]}} x {$workloads}; default interval $((default_ns / 1000)) us" >&2
-start=$SECONDS
-noisy=0
-for ((r = 1; r <= runs; r++)); do
-    n=${#configs[@]}
-    for w in $workloads; do
-        for ((k = 0; k < n; k++)); do
-            cfg=${configs[$(((k + r) % n))]}
-            for ((try = 0; ; try++)); do
-                wait_quiet
-                fields=$(measure_once "$w" "$cfg" "$r")
-                read -r wall user sys rss other steal rest <<<"$fields"
-                # Other load worth a quarter core, or steal: measure again.
-                if awk -v o="$other" -v s="$steal" -v t="$wall" 'BEGIN { exit !((o + s) > 0.25 * t) }' &&
-                   ((try < retries)); then
-                    noisy=$((noisy + 1))
-                    continue
-                fi
-                break
-            done
-            piv=${fields##* }
-            vals=${fields% *}
-            [[ $cfg == default && $piv != - && $piv != "$default_ns" ]] &&
-                die "library default interval $piv ns != options.h $default_ns ns — rebuild (make)"
-            printf '%s\t%s\t%d\t%s\t%s\t%s\n' "$w" "$cfg" "$r" "${config_ns[$cfg]}" \
-                "$(tr ' ' '\t' <<<"$vals")" "$piv" >>"$results"
-        done
-    done
-    echo "  round $r/$runs done ($((SECONDS - start)) s)" >&2
-done
-((noisy == 0)) || echo "  $noisy measurement(s) repeated because other processes were busy" >&2
+before_measure() { wait_quiet; }
+bench_rounds $workloads
 ((waited == 0)) || echo "  waited ${waited} s in all for other processes to quiet down" >&2
 
 cp "$results" "$out/native-results.tsv.$$" && mv "$out/native-results.tsv.$$" "$out/native-results.tsv"
