@@ -576,7 +576,7 @@ TEST(sampled_skips_stack_slots_and_constants)
     CHECK_EQ_U(a.pc, f + 8);
     CHECK(a.rip_relative);
     CHECK_EQ_U(a.addr, f + 15 + 0x10);
-    /* Skipping r15: its accesses are not candidates either. */
+    /* Only an r15 base sets base_r15 (sampled_skips_the_thread_register). */
     CHECK(!a.base_r15);
     /* Skipping both: no load is left. */
     CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP | ACCESS_SKIP_RIP, &a),
