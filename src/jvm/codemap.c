@@ -178,8 +178,3 @@ uint32_t codemap_mark_wanted(uint64_t pc)
         __atomic_store_n(&b->wanted, 1, __ATOMIC_RELAXED);
     return id;
 }
-
-uint64_t codemap_count(void)
-{
-    return map.nblobs;
-}

@@ -55,7 +55,4 @@ uint32_t codemap_mark_wanted(uint64_t pc);
 /* The blob with this id, or NULL. */
 const code_blob *codemap_blob(uint32_t id);
 
-/* Counts for the profile: blobs recorded and blobs refused when full. */
-uint64_t codemap_count(void);
-
 #endif
