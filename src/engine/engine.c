@@ -206,7 +206,8 @@ static int open_events(thread_state *t, char *err, size_t errlen)
     return engine.sampler->thread_start(t, &engine.opts, err, errlen);
 }
 
-int engine_current_stack(uint64_t *lo, uint64_t *hi)
+/* The calling thread's stack, [lo, hi). Returns 0 or -1. */
+static int current_stack(uint64_t *lo, uint64_t *hi)
 {
     pthread_attr_t attr;
     void *addr;
@@ -221,6 +222,12 @@ int engine_current_stack(uint64_t *lo, uint64_t *hi)
     }
     pthread_attr_destroy(&attr);
     return rc;
+}
+
+void engine_thread_stack(const thread_state *t, uint64_t *lo, uint64_t *hi)
+{
+    *lo = t ? t->stack_lo : 0;
+    *hi = t ? t->stack_hi : 0;
 }
 
 thread_state *engine_thread_begin(void *thread_data)
@@ -241,7 +248,7 @@ thread_state *engine_thread_begin(void *thread_data)
     for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
         t->bp_fd[i] = -1;
     prctl(PR_GET_NAME, t->name, 0, 0, 0);
-    engine_current_stack(&t->stack_lo, &t->stack_hi);
+    current_stack(&t->stack_lo, &t->stack_hi);
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");

@@ -70,8 +70,9 @@ typedef struct thread_state thread_state;
 /* Once per process. Returns 0, or -1 with a message naming the fix. */
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen);
 
-/* The calling thread's stack, [lo, hi). Normal context. Returns 0 or -1. */
-int engine_current_stack(uint64_t *lo, uint64_t *hi);
+/* The stack of a profiled thread, [lo, hi), as found when it began (0, 0
+ * if unknown). */
+void engine_thread_stack(const thread_state *t, uint64_t *lo, uint64_t *hi);
 
 /* True between a successful engine_init and engine_shutdown. */
 int engine_active(void);

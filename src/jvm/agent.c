@@ -7,7 +7,6 @@
  * ERROR line and returns JNI_OK: the JVM always runs on, unprofiled if need
  * be. Nothing here runs in a signal handler.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,8 +42,10 @@ static void begin_java_thread(JNIEnv *env, jthread thread)
     if (!jt)
         return;
     jt->env = env;
-    engine_current_stack(&jt->stack_lo, &jt->stack_hi);
     jt->state = engine_thread_begin(jt);
+    /* Until this copy lands, a sample's stub step-out finds no stack and
+     * that one sample is dropped: harmless, and it saves a second lookup. */
+    engine_thread_stack(jt->state, &jt->stack_lo, &jt->stack_hi);
     if (!jt->state || (*jvmti)->SetThreadLocalStorage(jvmti, thread, jt) != JVMTI_ERROR_NONE) {
         engine_thread_end(jt->state);
         free(jt);
