@@ -24,6 +24,7 @@
 #include "profile_build.h"
 #include "sampler.h"
 #include "thread.h"
+#include "watch_check.h"
 
 #define CCT_CAPACITY (1u << 16)
 #define PAIR_CAPACITY (1u << 14)
@@ -39,6 +40,7 @@ static struct {
     const engine_frontend *fe;
     const sampler *sampler;
     char pid_dir[600];
+    char watch_word[32];   /* the self-test's result, for every profile's header */
     pthread_mutex_t lock;
     registry_entry *threads;
     int warned_thread, warned_write, warned_fds;
@@ -71,6 +73,23 @@ static int make_pid_dir(char *err, size_t errlen)
     return -1;
 }
 
+/* Once per process, before anything is touched: a library started without
+ * `wasp run` (-agentpath, a bare LD_PRELOAD) must not profile for nothing
+ * on a machine whose watchpoints never trap. watch-check=off (wasp run
+ * --no-watch-check, which warned already) goes on; either way every
+ * profile records what the test saw. */
+static int check_watches(char *err, size_t errlen)
+{
+    watch_check c;
+    watch_check_run(engine.opts.slots, &c);
+    snprintf(engine.watch_word, sizeof(engine.watch_word), "%s %d/%d", watch_verdict_name(c.verdict),
+             c.fired, c.wanted);
+    if (!engine.opts.watch_check || c.verdict == WATCH_FIRES || c.verdict == WATCH_PARTIAL)
+        return 0;
+    watch_check_describe(&c, err, errlen);
+    return -1;
+}
+
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen)
 {
     char why[512];
@@ -78,6 +97,8 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
     if (engine.opts.stack == STACK_AUTO)
         engine.opts.stack = fe->stack_default;
     engine.fe = fe;
+    if (check_watches(err, errlen) < 0)
+        return -1;
     engine.sampler = sampler_select(o, PMU_SYSFS_ROOT, why, sizeof(why));
     if (!engine.sampler) {
         snprintf(err, errlen, "hardware sampling unavailable: %s", why);
@@ -274,8 +295,8 @@ thread_state *engine_thread_begin(void *thread_data)
 static void write_profile(thread_state *t)
 {
     char err[512];
-    if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.pid_dir,
-                            err, sizeof(err)) == 0)
+    if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.watch_word,
+                            engine.pid_dir, err, sizeof(err)) == 0)
         return;
     if (!__atomic_exchange_n(&engine.warned_write, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "[wasp] ERROR %s\n", err);

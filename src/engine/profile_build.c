@@ -228,7 +228,7 @@ static void free_built(profile *p)
     free(p->command);
 }
 
-static int build(builder *b, const wasp_options *o, const char *sampler_name)
+static int build(builder *b, const wasp_options *o, const char *sampler_name, const char *watch_check)
 {
     const thread_state *t = b->t;
     profile *p = b->p;
@@ -239,6 +239,7 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
 
     snprintf(p->mode, sizeof(p->mode), "%s", options_mode_name(o->mode));
     snprintf(p->sampler, sizeof(p->sampler), "%s", sampler_name);
+    snprintf(p->watch_check, sizeof(p->watch_check), "%s", watch_check);
     p->pid = getpid();
     p->tid = t->tid;
     p->thread_name = thread_name(t);
@@ -272,7 +273,8 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
 }
 
 int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
-                        const char *sampler_name, const char *dir, char *err, size_t errlen)
+                        const char *sampler_name, const char *watch_check, const char *dir,
+                        char *err, size_t errlen)
 {
     profile p;
     builder b = { .t = t, .fe = fe, .p = &p };
@@ -280,7 +282,7 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
     int rc;
 
     memset(&p, 0, sizeof(p));
-    if (build(&b, o, sampler_name) < 0) {
+    if (build(&b, o, sampler_name, watch_check) < 0) {
         snprintf(err, errlen, "out of memory while writing the profile of thread %d", (int)t->tid);
         rc = -1;
     } else {
