@@ -225,8 +225,6 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR %s\n", err);
         return 2;
     }
-    if (check_watches(&a, &o) < 0)
-        return 2;
     /* Resolve auto here and hand the answer down, so a run says once, not
      * once per process, which sampler it uses and why. */
     const sampler *s = sampler_select(&o, PMU_SYSFS_ROOT, err, sizeof(err));
@@ -234,6 +232,8 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
         return 2;
     }
+    if (check_watches(&a, &o) < 0)
+        return 2;
     if (o.sampler == SAMPLER_AUTO && s != &sampler_pmu)
         fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);
     if (append_option(&a, "sampler", s->name) < 0)
