@@ -333,6 +333,29 @@ case_bad_option() {
     fi
 }
 
+# An -agentpath JVM checks the watches itself: where they never fire, one
+# [wasp] ERROR naming the cause and the JVM runs on unprofiled (no run
+# directory); where they fire, it profiles and says nothing of the kind.
+case_agent_watch_check() {
+    local n=agent_watch_check@$V
+    selected "$n" || return
+    rm -rf "$OUT/$n" && mkdir -p "$OUT/$n.d"
+    (cd "$OUT/$n.d" && timeout $TIMEOUT "$JDK/bin/java" "-agentpath:$LIB=dir=$OUT/$n" -cp "$CLASSES" Hello \
+        >"$OUT/$n.out" 2>"$OUT/$n.err")
+    RC=$?
+    local errors
+    errors=$(grep -c '^\[wasp\] ERROR .*never fire.*unprofiled' "$OUT/$n.err")
+    if [ "$RC" != 0 ] || [ "$(cat "$OUT/$n.out")" != "Hello from the JVM" ]; then
+        fail "$n" "the JVM exited $RC saying '$(head -c 200 "$OUT/$n.out")'"
+    elif [ "$TRAPS" = 0 ] && { [ "$errors" != 1 ] || [ -e "$OUT/$n" ]; }; then
+        fail "$n" "$errors 'never fire ... unprofiled' ERROR lines (want 1), run directory $( [ -e "$OUT/$n" ] && echo made || echo absent)"
+    elif [ "$TRAPS" = 1 ] && { [ "$errors" != 0 ] || ! ls "$OUT/$n"/*/*.wasp >/dev/null 2>&1; }; then
+        fail "$n" "watchpoints fire, yet: $(grep -m1 '^\[wasp\] ERROR' "$OUT/$n.err")"
+    else
+        ok "$n" "$( [ "$TRAPS" = 0 ] && grep -m1 '^\[wasp\] ERROR' "$OUT/$n.err" | cut -c1-70 || echo profiled)"
+    fi
+}
+
 # The profile must be complete after an abnormal end: wasp report reads it
 # all, with samples and the planted pair.
 case_exit() {
@@ -409,6 +432,7 @@ for JDK in $JDKS; do
     case_bad_option bad_interval interval=x
     case_bad_option bad_key unknown=1
     case_bad_option bad_dir "mode=silent-load,dir=/proc/no/such/dir"
+    case_agent_watch_check
     case_exit system_exit exit 3
     case_exit uncaught throw 1
     case_sigterm
