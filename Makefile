@@ -1,5 +1,5 @@
 # wasp - one Makefile. `make` builds build/bin/wasp and build/lib/libwasp.so;
-# `make test` builds and runs every test; `make demo` profiles the bundled example.
+# `make test` builds and runs every test (`make stress`: the stress suite); `make demo` profiles the bundled example.
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
@@ -68,6 +68,11 @@ e2e: all
 test: all $(UNIT_BIN)
 	@tests/run-all
 
+# The stress suite (not part of `test`): docs/testing.md, "Stress suite".
+# WASP_STRESS_QUICK=1 runs it in about 5 minutes (a 60 s JVM soak).
+stress: all
+	@tests/stress/run
+
 demo: all
 	@examples/demo.sh
 
@@ -77,5 +82,5 @@ bench: all
 clean:
 	rm -rf build
 
-.PHONY: all deps unit e2e test demo bench clean
+.PHONY: all deps unit e2e test stress demo bench clean
 -include $(shell find build/obj -name '*.d' 2>/dev/null)
