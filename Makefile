@@ -4,7 +4,7 @@
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-BASE    := -std=c11 -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer $(WARN) -Isrc/engine -Isrc/native -Isrc/cli -Ibuild/gen
+BASE    := -std=c11 -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer $(WARN) -Isrc/engine -Isrc/native -Isrc/jvm -Isrc/cli -Ibuild/gen
 LIBS    := -lZydis -lunwind -ldw -lelf -lz -lpthread -lm -ldl
 
 ENGINE_SRC := $(wildcard src/engine/*.c)
@@ -57,6 +57,9 @@ build/bin/wasp: build/obj/src/cli/main.o $(CLI_OBJ) $(ENGINE_OBJ)
 build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $^ $(LIBS)
+
+# Unit tests of JVM front-end files that include no JVM header.
+build/tests/test_stubstep: build/obj/src/jvm/stubstep.o build/obj/src/jvm/codemap.o
 
 unit: all $(UNIT_BIN)
 	@tests/unit/run $(UNIT_BIN)

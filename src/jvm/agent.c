@@ -42,6 +42,7 @@ static void begin_java_thread(JNIEnv *env, jthread thread)
     if (!jt)
         return;
     jt->env = env;
+    jt->tid = gettid();   /* ThreadStart and VMInit run on the thread itself */
     jt->state = engine_thread_begin(jt);
     /* Until this copy lands, a sample's stub step-out finds no stack and
      * that one sample is dropped: harmless, and it saves a second lookup. */
