@@ -27,7 +27,7 @@ int main(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
     if (pthread_create(&t, NULL, worker, NULL) != 0)
         return 3;
-    worker(NULL);
+    stress_burn(300.0);
     pthread_join(t, NULL);
     sigaction(SIGTRAP, NULL, &trap);
     printf("daemon_reset: done, SIGTRAP %s\n", trap.sa_handler == SIG_DFL ? "at SIG_DFL" : "NOT at SIG_DFL");

@@ -25,14 +25,19 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     siglongjmp(recover, 1);
 }
 
-static void *worker(void *arg)
+static void work(void)
 {
-    stress_note_thread();
     for (volatile int i = 0; i < PER_THREAD; i++) {
         stress_burn(4.0);
         if (sigsetjmp(recover, 1) == 0)
             (void)forbidden[0];
     }
+}
+
+static void *worker(void *arg)
+{
+    stress_note_thread();
+    work();
     return arg;
 }
 
@@ -50,7 +55,7 @@ int main(void)
     sigaction(SIGSEGV, &sa, NULL);
     if (pthread_create(&t, NULL, worker, NULL) != 0)
         return 3;
-    worker(NULL);
+    work();
     pthread_join(t, NULL);
     printf("own_sigsegv: %d faults recovered, %d at a wrong address\n", faults, wrong_address);
     stress_facts();

@@ -20,15 +20,20 @@ static void on_trap(int sig, siginfo_t *si, void *uc)
     __atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED);
 }
 
-static void *worker(void *arg)
+static void work(void)
 {
-    stress_note_thread();
     for (int i = 0; i < PER_THREAD; i++) {
         stress_burn(20.0);
         raise(SIGTRAP);
         stress_burn(20.0);
         __asm__ volatile("int3");
     }
+}
+
+static void *worker(void *arg)
+{
+    stress_note_thread();
+    work();
     return arg;
 }
 
@@ -43,7 +48,7 @@ int main(void)
     sigaction(SIGTRAP, &sa, NULL);
     if (pthread_create(&t, NULL, worker, NULL) != 0)
         return 3;
-    worker(NULL);
+    work();
     pthread_join(t, NULL);
     printf("own_sigtrap: %d SIGTRAPs seen, %d raised\n", traps, 4 * PER_THREAD);
     stress_facts();
