@@ -8,15 +8,25 @@
  */
 #include "handler.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include "monitor.h"
 #include "perf.h"
 
-static struct sigaction previous_action;
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+
+/* What the program set for SIGTRAP (or found there before wasp): applied to
+ * its own traps only. */
+static struct sigaction program_action;
+static int installed;
 static int empty_handler;
+/* libc's sigaction: the library may interpose its own (signal_guard.c). */
+static sigaction_fn libc_sigaction;
 
 static uint64_t now_ns(void)
 {
@@ -30,18 +40,44 @@ void handler_new_epoch(void)
     monitor_new_epoch();
 }
 
-static void pass_on(int sig, siginfo_t *si, void *uc)
+/* A SIGTRAP that is not ours goes where the program said, as the kernel
+ * would have sent it: its handler runs with its own sa_mask added to the
+ * mask the thread had (and SIGTRAP unless SA_NODEFER), SA_RESETHAND resets
+ * it first; SIG_IGN drops it; SIG_DFL kills the process by it (it is
+ * blocked while we run, so the re-raised signal arrives as we return). */
+static void pass_on(int sig, siginfo_t *si, void *ctx)
 {
-    if (previous_action.sa_flags & SA_SIGINFO) {
-        if (previous_action.sa_sigaction)
-            previous_action.sa_sigaction(sig, si, uc);
-    } else if (previous_action.sa_handler == SIG_DFL) {
-        /* Not ours and nobody else's: do what the kernel would have done. */
-        signal(sig, SIG_DFL);
+    struct sigaction a = program_action;
+    const ucontext_t *uc = ctx;
+    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN)
+        return;
+    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
+        struct sigaction dfl = { 0 };
+        dfl.sa_handler = SIG_DFL;
+        libc_sigaction(sig, &dfl, NULL);
+        installed = 0;
         raise(sig);
-    } else if (previous_action.sa_handler != SIG_IGN) {
-        previous_action.sa_handler(sig);
+        return;
     }
+    if (a.sa_flags & SA_RESETHAND) {
+        memset(&program_action, 0, sizeof(program_action));
+        program_action.sa_handler = SIG_DFL;
+    }
+    sigset_t during = uc->uc_sigmask, ours;
+    for (int s = 1; s < NSIG; s++)
+        if (sigismember(&a.sa_mask, s) == 1)
+            sigaddset(&during, s);
+    if (!(a.sa_flags & SA_NODEFER))
+        sigaddset(&during, sig);
+    sigdelset(&during, SIGTRAP);   /* wasp's own signals must still get through */
+    /* The system call itself: the library's pthread_sigmask is the
+     * program's view (signal_guard.c), not what we set here. */
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &during, &ours, _NSIG / 8);
+    if (a.sa_flags & SA_SIGINFO)
+        a.sa_sigaction(sig, si, ctx);
+    else
+        a.sa_handler(sig);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &ours, NULL, _NSIG / 8);
 }
 
 static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
@@ -54,35 +90,77 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
         return;
     }
     data = perf_sig_data(si);
-    t = (thread_state *)(uintptr_t)(data & ~SIG_TAG_MASK);
-    if (!t || t->magic != THREAD_MAGIC) {
+    /* Ours only if it points into the thread arena: a foreign perf event's
+     * sig_data is never dereferenced. A late signal for a released state
+     * is ours too, and dropped. */
+    if (!thread_in_arena(data & ~SIG_TAG_MASK)) {
         pass_on(sig, si, ctx);
         return;
     }
-    if (t->closing || empty_handler)
+    t = thread_live(data & ~SIG_TAG_MASK);
+    if (!t)
         return;
+    /* The handshake with stop_handler (engine.c): in_handler first, then
+     * closing, both sequentially consistent. */
+    __atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&t->closing, __ATOMIC_SEQ_CST) || empty_handler) {
+        __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+        return;
+    }
     int saved_errno = errno;
-    t->in_handler = 1;
     uint64_t start = now_ns();
     if ((data & SIG_TAG_MASK) == SIG_TAG_SAMPLER) {
         monitor_sample(t, si, ctx);
-        t->stats[STAT_SAMPLE_NS] += now_ns() - start;
+        t->last_sample_ns = now_ns();
+        t->stats[STAT_SAMPLE_NS] += t->last_sample_ns - start;
     } else {
         monitor_trap(t, si, ctx, (int)(data & SIG_TAG_MASK));
         t->stats[STAT_TRAP_NS] += now_ns() - start;
     }
-    t->in_handler = 0;
+    __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
+}
+
+int handler_owns_sigtrap(void)
+{
+    return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
+}
+
+int handler_program_action(const struct sigaction *act, struct sigaction *old)
+{
+    if (!handler_owns_sigtrap())
+        return -1;
+    if (old)
+        *old = program_action;
+    if (act)
+        program_action = *act;
+    return 0;
+}
+
+int handler_still_installed(void)
+{
+    struct sigaction now;
+    if (!libc_sigaction || libc_sigaction(SIGTRAP, NULL, &now) < 0)
+        return 0;
+    return (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_sigtrap;
 }
 
 int handler_install(const wasp_options *o, const engine_frontend *fe, const sampler *s)
 {
     struct sigaction sa;
+    libc_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    if (!libc_sigaction)
+        libc_sigaction = sigaction;
     empty_handler = o->empty_handler;
     monitor_setup(o, fe, s, &monitor_perf_io);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigtrap;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    return sigaction(SIGTRAP, &sa, &previous_action);
+    /* Nothing nests inside our handler: a program's handler that calls
+     * _exit or longjmps must not run while ours holds a half-made pair. */
+    sigfillset(&sa.sa_mask);
+    if (libc_sigaction(SIGTRAP, &sa, &program_action) < 0)
+        return -1;
+    __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
+    return 0;
 }
