@@ -81,6 +81,7 @@ static void on_fork_child(void)
 {
     /* The parent's writer did not come along: the child's stop signals
      * and exits need one of their own. */
+    native_symbols_after_fork_child();
     pthread_setspecific(thread_key, engine_after_fork_child(NULL));
     if (engine_active())
         writer_start();
@@ -100,6 +101,11 @@ static void on_exit_write_all(void)
         return;
     if (writer_final_write(EXIT_WAIT_MS) == WRITER_NONE)
         engine_shutdown();
+}
+
+void native_write_before_exec(void)
+{
+    on_exit_write_all();
 }
 
 static void say(const char *text)
