@@ -44,7 +44,7 @@ static struct {
     pthread_mutex_t lock;
     registry_entry *threads;
     int warned_thread, warned_write, warned_fds;
-    int fds_held;          /* perf fds open in this process, for fd_budget_take */
+    int fds_held;          /* descriptors wasp holds in this process (engine_fd_budget_take) */
     pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -114,6 +114,7 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
     }
     if (make_pid_dir(err, errlen) < 0)
         return -1;
+    profile_build_number_from(engine.pid_dir);
     if (handler_install(&engine.opts, fe, engine.sampler) < 0) {
         snprintf(err, errlen, "cannot install the SIGTRAP handler: %s", strerror(errno));
         return -1;
@@ -171,7 +172,7 @@ static uint64_t monotonic_ns(void)
 /* wasp takes at most half of `ulimit -n` (the soft limit, read each time:
  * a JVM raises it at start-up), so that the program never meets EMFILE
  * because of us; threads beyond that run unprofiled. */
-static int fd_budget_take(int n)
+int engine_fd_budget_take(int n)
 {
     struct rlimit rl;
     uint64_t limit = 1024;
@@ -186,6 +187,11 @@ static int fd_budget_take(int n)
                 "events; later threads run unprofiled — raise `ulimit -n` to profile them all\n",
                 (held - n) / n, (unsigned long long)limit);
     return -1;
+}
+
+void engine_fd_budget_give(int n)
+{
+    __atomic_sub_fetch(&engine.fds_held, n, __ATOMIC_RELAXED);
 }
 
 static void close_events(thread_state *t)
@@ -283,7 +289,7 @@ thread_state *engine_thread_begin(void *thread_data)
         thread_free(t);
         return NULL;
     }
-    if (fd_budget_take(engine.opts.slots + 1) < 0) {
+    if (engine_fd_budget_take(engine.opts.slots + 1) < 0) {
         thread_free(t);
         return NULL;
     }

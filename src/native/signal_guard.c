@@ -70,20 +70,31 @@ static void note_trap_mask(int how, const sigset_t *set)
         trap_blocked = how == SIG_BLOCK;
 }
 
-/* Blocks what the program asks for except SIGTRAP while wasp owns it. The
- * old mask it reads back shows SIGTRAP blocked where it blocked it. */
+/* Applies what the program asks for, except that SIGTRAP's real state
+ * never changes while wasp owns it: unblocked in program code, so samples
+ * come; blocked inside wasp's own handler, where libraries it calls
+ * (libunwind) save, fill and restore the mask around their locks and must
+ * not let a nested sample in. The old mask the program reads back shows
+ * SIGTRAP blocked where it blocked it. */
 static int guarded_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 {
     if (!handler_owns_sigtrap())
         return real(how, set, old);
     int was_blocked = trap_blocked;
-    sigset_t without;
-    if (set) {
-        without = *set;
-        if (how != SIG_UNBLOCK)
-            sigdelset(&without, SIGTRAP);
+    if (!set) {
+        int rc = real(how, NULL, old);
+        if (rc == 0 && old && was_blocked)
+            sigaddset(old, SIGTRAP);
+        return rc;
     }
-    int rc = real(how, set ? &without : NULL, old);
+    sigset_t now, kept = *set;
+    if (real(SIG_BLOCK, NULL, &now) != 0)
+        return real(how, set, old);
+    if (how == SIG_SETMASK && sigismember(&now, SIGTRAP) == 1)
+        sigaddset(&kept, SIGTRAP);
+    else
+        sigdelset(&kept, SIGTRAP);
+    int rc = real(how, &kept, old);
     if (rc == 0 && old && was_blocked)
         sigaddset(old, SIGTRAP);
     if (rc == 0 && set)
