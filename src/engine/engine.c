@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -239,6 +240,47 @@ static int open_events(thread_state *t, char *err, size_t errlen)
     return engine.sampler->thread_start(t, &engine.opts, err, errlen);
 }
 
+/* The handler runs on a stack of its own: unwinding, decoding and the JVM's
+ * AsyncGetCallTrace take 10-20 KB, more than a small thread stack (or a
+ * JVM thread near its guard zone) has left. A thread that already has an
+ * alternate stack (the program's) keeps it. MAP_NORESERVE: only the pages
+ * the handler touches cost memory; the lowest page guards. */
+#define ALTSTACK_SIZE (256u * 1024u)
+
+static void give_signal_stack(thread_state *t)
+{
+    stack_t now, ours;
+    if (sigaltstack(NULL, &now) != 0 || !(now.ss_flags & SS_DISABLE))
+        return;
+    char *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    mprotect(p, 4096, PROT_NONE);
+    ours.ss_sp = p + 4096;
+    ours.ss_size = ALTSTACK_SIZE - 4096;
+    ours.ss_flags = 0;
+    if (sigaltstack(&ours, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE);
+        return;
+    }
+    t->altstack = p;
+}
+
+/* In the thread itself, once no handler of ours can run in it. */
+static void take_signal_stack(thread_state *t)
+{
+    stack_t now, off = { .ss_flags = SS_DISABLE };
+    if (!t->altstack)
+        return;
+    if (sigaltstack(NULL, &now) == 0 && now.ss_sp == (char *)t->altstack + 4096)
+        sigaltstack(&off, NULL);
+    else
+        return;   /* the program set its own since: ours may be unused, but stays */
+    munmap(t->altstack, ALTSTACK_SIZE);
+    t->altstack = NULL;
+}
+
 /* The calling thread's stack, [lo, hi). Returns 0 or -1. */
 static int current_stack(uint64_t *lo, uint64_t *hi)
 {
@@ -300,6 +342,7 @@ thread_state *engine_thread_begin(void *thread_data)
         thread_free(t);
         return NULL;
     }
+    give_signal_stack(t);
     registry_add(t);
     /* Live only now: until here a signal carrying t is ignored. */
     __atomic_store_n(&t->magic, THREAD_MAGIC, __ATOMIC_RELEASE);
@@ -360,6 +403,7 @@ void engine_thread_end(thread_state *t)
      * we wait here until it is done with ours (t->written tells). */
     registry_remove(t);
     close_events(t);
+    take_signal_stack(t);
     write_profile(t);
     thread_free(t);
 }
