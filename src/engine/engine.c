@@ -195,8 +195,30 @@ void engine_fd_budget_give(int n)
     __atomic_sub_fetch(&engine.fds_held, n, __ATOMIC_RELAXED);
 }
 
+/* A program may close every descriptor it did not open (daemons do) and
+ * open files that get our numbers: before wasp touches one of its event
+ * descriptors again outside the handler, it checks the number still names
+ * the event it opened, and otherwise forgets it, never closing or
+ * ioctl-ing the program's file. */
+static void forget_reused(thread_state *t)
+{
+    for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+        if (t->bp_fd[i] >= 0 && perf_event_id(t->bp_fd[i]) != t->event_id[i])
+            t->bp_fd[i] = -1;
+    if (t->sampler_fd >= 0 && perf_event_id(t->sampler_fd) != t->event_id[OPTIONS_MAX_SLOTS])
+        t->sampler_fd = -1;
+}
+
+static void note_event_ids(thread_state *t)
+{
+    for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+        t->event_id[i] = t->bp_fd[i] >= 0 ? perf_event_id(t->bp_fd[i]) : 0;
+    t->event_id[OPTIONS_MAX_SLOTS] = t->sampler_fd >= 0 ? perf_event_id(t->sampler_fd) : 0;
+}
+
 static void close_events(thread_state *t)
 {
+    forget_reused(t);
     __atomic_sub_fetch(&engine.fds_held, t->fds_reserved, __ATOMIC_RELAXED);
     t->fds_reserved = 0;
     engine.sampler->thread_stop(t);
@@ -237,7 +259,10 @@ static int open_events(thread_state *t, char *err, size_t errlen)
             return -1;
         }
     }
-    return engine.sampler->thread_start(t, &engine.opts, err, errlen);
+    if (engine.sampler->thread_start(t, &engine.opts, err, errlen) < 0)
+        return -1;
+    note_event_ids(t);
+    return 0;
 }
 
 /* The handler runs on a stack of its own: unwinding, decoding and the JVM's
@@ -418,6 +443,7 @@ void engine_shutdown(void)
     for (registry_entry *e = engine.threads; e; e = e->next) {
         thread_state *t = e->t;
         __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
+        forget_reused(t);
         if (t->sampler_fd >= 0)
             perf_enable(t->sampler_fd, 0);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
