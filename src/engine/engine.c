@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "decode.h"
@@ -22,6 +21,7 @@
 #include "perf.h"
 #include "pmu_events.h"
 #include "profile_build.h"
+#include "publish.h"
 #include "sampler.h"
 #include "thread.h"
 
@@ -46,28 +46,14 @@ static struct {
     pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int make_dirs(const char *path)
-{
-    char buf[600];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int make_pid_dir(char *err, size_t errlen)
 {
     snprintf(engine.pid_dir, sizeof(engine.pid_dir), "%s/%d", engine.opts.dir, (int)getpid());
-    if (make_dirs(engine.pid_dir) == 0)
+    if (publish_mkdirs(engine.pid_dir, PUBLISH_DIR_MODE) == 0)
         return 0;
     snprintf(err, errlen, "cannot create output directory %s: %s — pass a writable directory with -o DIR",
-             engine.pid_dir, strerror(errno));
+             engine.pid_dir, errno == ENOTDIR ? "something not a directory (a symbolic link?) is in the way"
+                                              : strerror(errno));
     return -1;
 }
 

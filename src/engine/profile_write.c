@@ -4,12 +4,13 @@
  * Owns the writer side of docs/profile-format.md: escaping of string fields,
  * record order, the closing `end` line with its CRC-32, and the atomic
  * publish (temporary file in the same directory, then rename) that lets a
- * reader assume it never sees half a file. Codes are written by increasing
+ * reader assume it never sees half a file (publish.c). Codes are written by increasing
  * start whatever their order in memory. The whole body is first built in
  * memory so the checksum and record count are known before anything touches
  * the disk. Not signal-safe: it allocates and uses stdio.
  */
 #include "profile.h"
+#include "publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -271,37 +271,23 @@ unsigned long profile_crc(const char *buf, size_t len)
     return crc;
 }
 
-/* Writes buf to a fresh temporary file next to path and renames it over
- * path. The temp name carries pid and tid so concurrent writers in one
- * process or in forked children never share it. */
+/* Publishes buf as path: its directory is opened without following a
+ * link (a symlink planted as DIR/<pid> is refused, never written through),
+ * and the file is created 0600 under a fresh name, then renamed. */
 static int pw_publish(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
-    size_t tmplen = strlen(path) + 64;
-    char *tmp = malloc(tmplen);
-    if (!tmp) {
-        pw_err(err, errlen, "%s: out of memory", path);
+    char name[256];
+    int dirfd = publish_open_parent(path, 1, name, sizeof name);
+    if (dirfd < 0) {
+        pw_err(err, errlen, "%s: %s%s", path, strerror(errno),
+               errno == ELOOP || errno == ENOTDIR ? " (its directory is a symbolic link)" : "");
         return -1;
     }
-    snprintf(tmp, tmplen, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)syscall(SYS_gettid));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        pw_err(err, errlen, "%s: %s", tmp, strerror(errno));
-        if (fd >= 0) { close(fd); unlink(tmp); }
-        free(tmp);
-        return -1;
-    }
-    size_t n = fwrite(buf, 1, len, f);
-    int bad = n != len || fflush(f) != 0 || ferror(f);
-    int saved = errno;
-    if (fclose(f) != 0 && !bad) { bad = 1; saved = errno; }
-    if (!bad && rename(tmp, path) != 0) { bad = 1; saved = errno; }
-    if (bad) {
-        pw_err(err, errlen, "%s: %s", path, strerror(saved ? saved : EIO));
-        unlink(tmp);
-    }
-    free(tmp);
-    return bad ? -1 : 0;
+    int rc = publish_buffer(dirfd, name, buf, len, PUBLISH_FILE_MODE);
+    if (rc != 0)
+        pw_err(err, errlen, "%s: %s", path, strerror(errno));
+    close(dirfd);
+    return rc;
 }
 
 int profile_write(const profile *p, const char *path, char *err, size_t errlen)
