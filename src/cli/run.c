@@ -1,8 +1,9 @@
 /*
  * run.c - `wasp run [options] -- CMD [ARGS...]`.
  *
- * Validates the options with the library's own parser, then runs CMD with
- * libwasp.so in LD_PRELOAD and the options in WASP_OPTIONS, so every process
+ * Validates the options with the library's own parser, makes sure -o DIR
+ * can be written, then runs CMD with libwasp.so in LD_PRELOAD and the
+ * (escaped) options in WASP_OPTIONS (run_env.c), so every process
  * CMD starts (children, exec'd programs) profiles into the same run
  * directory. The exit status of CMD is wasp's exit status.
  */
@@ -20,6 +21,7 @@
 #include "options.h"
 #include "perf.h"
 #include "run_check.h"
+#include "run_env.h"
 #include "pmu_events.h"
 #include "sampler.h"
 
@@ -28,7 +30,7 @@
                   "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
-    char options[1024];   /* key=value,... as the library parses it */
+    char options[OPTIONS_MAX_TEXT];   /* key=value,... as the library parses it */
     char dir[PATH_MAX];
     char **command;
 } run_args;
@@ -41,10 +43,14 @@ static int usage_error(const char *fmt, const char *what)
     return 2;
 }
 
+/* Values are escaped (options_escape): a ',' or '=' in a path stays in it. */
 static int append_option(run_args *a, const char *key, const char *value)
 {
+    char esc[sizeof(a->options)];
     size_t len = strlen(a->options);
-    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, value);
+    if (options_escape(value, esc, sizeof(esc)) < 0)
+        return -1;
+    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, esc);
     return n < 0 || (size_t)n >= sizeof(a->options) - len ? -1 : 0;
 }
 
@@ -85,6 +91,8 @@ static int parse_args(int argc, char **argv, run_args *a)
                                "'%s' is not an option — put the command after --", flag);
         if (!value)
             return usage_error("option '%s' needs a value", flag);
+        if (strcmp(key, "dir") == 0 && !*value)
+            return usage_error("%s", "-o needs a directory, not an empty string — give e.g. -o prof");
         if (strcmp(key, "dir") == 0)
             snprintf(a->dir, sizeof(a->dir), "%s", value);
         else if (append_option(a, key, value) < 0)
@@ -129,24 +137,12 @@ static int find_library(char *out, size_t len)
         return -1;
     memcpy(out, exe, (size_t)(slash - exe));
     memcpy(out + (slash - exe), "/../lib/libwasp.so", sizeof("/../lib/libwasp.so"));
-    return stat(out, &st) == 0 ? 0 : -1;
-}
-
-/* Native programs get the library through LD_PRELOAD, every JVM through
- * JAVA_TOOL_OPTIONS (the preloaded copy stands aside in Java launchers), so
- * scripts that start java themselves are covered too. */
-static int set_environment(run_args *a, const char *lib)
-{
-    char preload[PATH_MAX * 2], tool[PATH_MAX * 3];
-    const char *old = getenv("LD_PRELOAD"), *old_tool = getenv("JAVA_TOOL_OPTIONS");
-    if (append_option(a, "dir", a->dir) < 0)
+    /* Canonical: "bin/../lib" would reach the environment as it is. */
+    char real[PATH_MAX];
+    if (stat(out, &st) != 0 || !realpath(out, real) || strlen(real) >= len)
         return -1;
-    snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-    if ((size_t)snprintf(tool, sizeof(tool), "-agentpath:%s=%s%s%s", lib, a->options,
-                         old_tool && *old_tool ? " " : "", old_tool ? old_tool : "") >= sizeof(tool))
-        return -1;
-    return setenv("LD_PRELOAD", preload, 1) | setenv("WASP_OPTIONS", a->options, 1) |
-           setenv("JAVA_TOOL_OPTIONS", tool, 1);
+    memcpy(out, real, strlen(real) + 1);
+    return 0;
 }
 
 static volatile pid_t running_child;
@@ -210,8 +206,13 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
         return 2;
     }
-    if (absolute_dir(&a) < 0 || set_environment(&a, lib) < 0) {
+    if (absolute_dir(&a) < 0 || append_option(&a, "dir", a.dir) < 0) {
         fprintf(stderr, "[wasp] ERROR output directory path too long: %s\n", a.dir);
+        return 2;
+    }
+    /* Found out now, not after the program ran for an hour. */
+    if (run_check_dir(a.dir, err, sizeof(err)) < 0 || run_env_set(lib, a.options, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
         return 2;
     }
     char exe[PATH_MAX];

@@ -7,13 +7,16 @@
 #include "run_check.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "publish.h"
 
 /* The file execvp would run for cmd, into path; 0 or -1. */
 static int resolve_command(const char *cmd, char *path, size_t len)
@@ -62,6 +65,38 @@ int run_check_static(const char *cmd, char *path, size_t len)
     int is_static = elf_is_static(fd);
     close(fd);
     return is_static;
+}
+
+int run_check_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!*dir) {
+        snprintf(err, errlen, "-o needs a directory, not an empty string — give e.g. -o prof");
+        return -1;
+    }
+    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "-o %s is %s, not a directory — give a directory wasp may create "
+                 "or fill", dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "an existing file");
+        return -1;
+    }
+    if (publish_mkdirs(dir, PUBLISH_DIR_MODE) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s — give a writable directory with -o DIR", dir,
+                 strerror(errno));
+        return -1;
+    }
+    /* access() would say yes to root on a read-only mount or /proc: try. */
+    char probe[64];
+    snprintf(probe, sizeof probe, ".wasp-write-check.%d", (int)getpid());
+    int fd = publish_open_dir(dir);
+    if (fd < 0 || mkdirat(fd, probe, 0700) != 0) {
+        snprintf(err, errlen, "cannot write into %s: %s — give a writable directory with -o DIR",
+                 dir, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    unlinkat(fd, probe, AT_REMOVEDIR);
+    close(fd);
+    return 0;
 }
 
 size_t run_check_count_profiles(const char *dir)

@@ -10,6 +10,12 @@
  * program, which LD_PRELOAD cannot reach; its path is left in path. */
 int run_check_static(const char *cmd, char *path, size_t len);
 
+/* Makes -o DIR ready before the program runs: refuses "", a symlink and
+ * anything not a directory; creates it (mode 0700) when absent; proves it
+ * writable by making and removing an entry. 0, or -1 with a message naming
+ * the fix. */
+int run_check_dir(const char *dir, char *err, size_t errlen);
+
 /* Profile files (DIR/<pid>/NAME.wasp) in a run directory. */
 size_t run_check_count_profiles(const char *dir);
 
