@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "decode.h"
 #include "handler.h"
+#include "manifest.h"
 #include "perf.h"
 #include "pmu_events.h"
 #include "profile_build.h"
@@ -49,7 +50,8 @@ static struct {
 static int make_pid_dir(char *err, size_t errlen)
 {
     snprintf(engine.pid_dir, sizeof(engine.pid_dir), "%s/%d", engine.opts.dir, (int)getpid());
-    if (publish_mkdirs(engine.pid_dir, PUBLISH_DIR_MODE) == 0)
+    if (publish_mkdirs(engine.pid_dir, PUBLISH_DIR_MODE) == 0 &&
+        manifest_open(engine.pid_dir, (int)getpid()) == 0)
         return 0;
     snprintf(err, errlen, "cannot create output directory %s: %s — pass a writable directory with -o DIR",
              engine.pid_dir, errno == ENOTDIR ? "something not a directory (a symbolic link?) is in the way"
@@ -223,9 +225,12 @@ thread_state *engine_thread_begin(void *thread_data)
 
     if (!engine.active)
         return NULL;
+    manifest_started((int)gettid());
     t = aligned_alloc(64, (sizeof(thread_state) + 63) & ~(size_t)63);
-    if (!t)
+    if (!t) {
+        manifest_lost((int)gettid(), MANIFEST_LOST_MEMORY);
         return NULL;
+    }
     memset(t, 0, sizeof(*t));
     t->magic = THREAD_MAGIC;
     t->tid = gettid();
@@ -238,16 +243,19 @@ thread_state *engine_thread_begin(void *thread_data)
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");
+        manifest_lost((int)t->tid, MANIFEST_LOST_MEMORY);
         thread_free(t);
         return NULL;
     }
     if (fd_budget_take(engine.opts.slots + 1) < 0) {
+        manifest_lost((int)t->tid, MANIFEST_LOST_FDS);
         thread_free(t);
         return NULL;
     }
     t->fds_reserved = engine.opts.slots + 1;
     if (open_events(t, err, sizeof(err)) < 0) {
         warn_thread_failure(err);
+        manifest_lost((int)t->tid, MANIFEST_LOST_EVENTS);
         close_events(t);
         thread_free(t);
         return NULL;
@@ -261,8 +269,12 @@ static void write_profile(thread_state *t)
 {
     char err[512];
     if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.pid_dir,
-                            err, sizeof(err)) == 0)
+                            err, sizeof(err)) == 0) {
+        manifest_wrote((int)t->tid);
         return;
+    }
+    manifest_lost((int)t->tid, errno == ENOSPC || errno == EDQUOT ? MANIFEST_LOST_DISK_FULL
+                                                                  : MANIFEST_LOST_WRITE);
     if (!__atomic_exchange_n(&engine.warned_write, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "[wasp] ERROR %s\n", err);
 }
@@ -305,6 +317,7 @@ void engine_shutdown(void)
         wait_quiet(e->t);
         write_profile(e->t);
     }
+    manifest_exited();
     pthread_mutex_unlock(&engine.lock);
 }
 
