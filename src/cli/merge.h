@@ -74,6 +74,7 @@ typedef struct merge_model {
     double fp_tolerance;        /* the largest seen */
     size_t nprocesses, nthreads;
     size_t duplicates;          /* profile files seen again (copies) and counted once */
+    const char *incomplete;     /* what the run is missing, or NULL (set by the report) */
     uint64_t count, bytes, wasteful_bytes, approx_bytes;   /* over all pairs */
     double fraction, approx_fraction;                      /* Eq. 1 */
     double fraction_lo, fraction_hi;   /* 95% sampling interval of fraction, over count pairs */

@@ -115,7 +115,11 @@ static void json_header(FILE *f, const merge_model *m)
     else fprintf(f, ", \"interval\": %" PRIu64, m->interval);
     fputs(", \"fp_tolerance\": ", f);
     json_num(f, m->fp_tolerance);
-    fprintf(f, ", \"processes\": %zu, \"threads\": %zu,\n", m->nprocesses, m->nthreads);
+    fprintf(f, ", \"processes\": %zu, \"threads\": %zu, \"duplicates\": %zu, \"incomplete\": ",
+            m->nprocesses, m->nthreads, m->duplicates);
+    if (m->incomplete) json_escape_str(f, m->incomplete);
+    else fputs("null", f);
+    fputs(",\n", f);
 }
 
 int json_write_report(FILE *f, const merge_model *m, size_t top)

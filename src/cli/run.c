@@ -234,15 +234,6 @@ int run_main(int argc, char **argv)
         _exit(127);
     }
     rc = wait_for(child);
-    if (run_check_count_profiles(a.dir) > before)
-        fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
-    else if (rc > 128 && !is_static)
-        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "
-                "before it could write (only SIGINT, SIGTERM and SIGHUP let wasp write first)\n",
-                a.dir, a.command[0], rc - 128);
-    else if (rc != 127)
-        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
-                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
-                "dynamically linked program\n", a.dir, a.command[0]);
+    run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
     return rc;
 }

@@ -6,17 +6,20 @@
  */
 #include "run_check.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "completeness.h"
+#include "num.h"
 #include "publish.h"
+#include "report_walk.h"
 
 /* The file execvp would run for cmd, into path; 0 or -1. */
 static int resolve_command(const char *cmd, char *path, size_t len)
@@ -99,25 +102,65 @@ int run_check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+/* The pid of DIR/<pid>/NAME.wasp, from its directory's name; -1 if none. */
+static int64_t run_check_pid_of(const char *path)
+{
+    const char *end = strrchr(path, '/'), *start = end;
+    uint64_t pid;
+    char buf[32];
+    while (start && start > path && start[-1] != '/') start--;
+    if (!end || (size_t)(end - start) >= sizeof buf) return -1;
+    memcpy(buf, start, (size_t)(end - start));
+    buf[end - start] = '\0';
+    return num_parse_u64(buf, &pid) == NUM_OK && pid <= INT64_MAX ? (int64_t)pid : -1;
+}
+
+/* Walks dir as the report will (no links followed); counts its profiles,
+ * and when msg is given, says what its manifests find missing. */
+static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, char *msg,
+                             size_t len)
+{
+    report_paths ps = { 0 };
+    completeness c = { 0 };
+    size_t n = 0;
+    if (report_walk_find(&ps, &c, dir) == 0) {
+        n = ps.n;
+        for (size_t i = 0; i < ps.n; i++) completeness_found(&c, run_check_pid_of(ps.v[i]));
+        if (msg) *missing = completeness_missing(&c, -1, msg, len);
+        if (procs) *procs = completeness_processes(&c);
+    }
+    report_walk_free(&ps);
+    completeness_free(&c);
+    return n;
+}
+
 size_t run_check_count_profiles(const char *dir)
 {
-    char sub[PATH_MAX];
-    size_t n = 0;
-    DIR *top = opendir(dir);
-    if (!top)
-        return 0;
-    for (struct dirent *e; (e = readdir(top));) {
-        if (e->d_name[0] == '.' || (size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= sizeof(sub))
-            continue;
-        DIR *pid = opendir(sub);
-        if (!pid)
-            continue;
-        for (struct dirent *f; (f = readdir(pid));) {
-            size_t l = strlen(f->d_name);
-            n += l > 5 && strcmp(f->d_name + l - 5, ".wasp") == 0;
-        }
-        closedir(pid);
-    }
-    closedir(top);
-    return n;
+    return run_check_walk(dir, NULL, NULL, NULL, 0);
+}
+
+void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd)
+{
+    char msg[512] = "";
+    uint64_t missing = 0, procs = 0;
+    size_t n = run_check_walk(dir, &missing, &procs, msg, sizeof msg);
+    if (missing)
+        fprintf(stderr, "[wasp] %s %s: %s\n", n > before ? "WARN incomplete run in" :
+                "ERROR no profile was written to", dir, msg);
+    if (n > before)
+        fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", dir, dir);
+    else if (procs && !missing)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: libwasp.so loaded in %" PRIu64
+                " process%s, which started no thread it could profile — see the messages above\n",
+                dir, procs, procs == 1 ? "" : "es");
+    else if (procs)
+        return;
+    else if (rc > 128 && !is_static)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "
+                "before libwasp.so started (only SIGINT, SIGTERM and SIGHUP let wasp write first)\n",
+                dir, cmd, rc - 128);
+    else if (rc != 127)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
+                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
+                "dynamically linked program\n", dir, cmd);
 }
