@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#define PR_CHUNK (256u << 10)
+#define PR_CHUNK (64u << 10)     /* the most read at once; buffers start at 4 KiB */
 
 /* Bounded line reader over a stream: a line is handed out in place,
  * writable, with one spare byte after it for a NUL. */
@@ -47,8 +47,8 @@ static int pr_fill(pr_state *s, pr_lines *r)
         r->scan -= r->start;
         r->start = 0;
     }
-    if (r->cap - r->end < PR_CHUNK + 1) {
-        size_t ncap = r->cap ? r->cap * 2 : PR_CHUNK * 2;
+    if (r->cap - r->end < r->cap / 2 + 1) {
+        size_t ncap = r->cap ? r->cap * 2 : 4096;
         if (ncap > PR_MAX_LINE + 2 * PR_CHUNK) ncap = PR_MAX_LINE + 2 * PR_CHUNK;
         char *b = ncap > r->cap ? realloc(r->buf, ncap) : NULL;
         if (ncap > r->cap && !b) return pr_fail(s, "out of memory");
@@ -57,7 +57,8 @@ static int pr_fill(pr_state *s, pr_lines *r)
             r->cap = ncap;
         }
     }
-    size_t n = fread(r->buf + r->end, 1, r->cap - r->end - 1, r->f);
+    size_t want = r->cap - r->end - 1;
+    size_t n = fread(r->buf + r->end, 1, want < PR_CHUNK ? want : PR_CHUNK, r->f);
     r->end += n;
     r->total += n;
     if (r->total > PR_MAX_SIZE) return pr_fail(s, "not a wasp profile (too large)");
@@ -73,6 +74,7 @@ static int pr_fill(pr_state *s, pr_lines *r)
  * than any record, a read error). */
 static int pr_next(pr_state *s, pr_lines *r, char **line, size_t *len, int *nl)
 {
+    if (!r->buf && pr_fill(s, r) != 0) return -1;
     for (;;) {
         char *p = memchr(r->buf + r->scan, '\n', r->end - r->scan);
         if (p || (r->eof && r->end > r->start)) {

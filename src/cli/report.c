@@ -305,6 +305,12 @@ static int report_output(const merge_model *m, const report_opts *o)
     return 0;
 }
 
+int report_parse_args(int argc, char **argv)
+{
+    report_opts o;
+    return report_parse(&o, argc, argv);
+}
+
 int report_main(int argc, char **argv)
 {
     report_opts o;

@@ -237,3 +237,16 @@ int run_main(int argc, char **argv)
     run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
     return rc;
 }
+
+int run_parse_options(int argc, char **argv, char *err, size_t errlen)
+{
+    run_args a;
+    wasp_options o;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    options_defaults(&o);
+    if (append_option(&a, "dir", a.dir) < 0 || options_parse(a.options, &o, err, errlen) < 0)
+        return 2;
+    return 0;
+}
