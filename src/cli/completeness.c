@@ -60,6 +60,18 @@ static int comp_record(comp_process *pr, char *line, unsigned long n)
     return 0;
 }
 
+int64_t completeness_pid_of(const char *path)
+{
+    const char *end = strrchr(path, '/'), *start = end;
+    char buf[32];
+    uint64_t pid;
+    while (start && start > path && start[-1] != '/') start--;
+    if (!end || (size_t)(end - start) >= sizeof buf) return -1;
+    memcpy(buf, start, (size_t)(end - start));
+    buf[end - start] = '\0';
+    return num_parse_u64(buf, &pid) == NUM_OK && pid <= INT64_MAX ? (int64_t)pid : -1;
+}
+
 static int comp_parse(comp_process *pr, FILE *f, const char *path, char *err, size_t errlen)
 {
     char line[256];
@@ -80,6 +92,7 @@ static int comp_parse(comp_process *pr, FILE *f, const char *path, char *err, si
             return -1;
         }
     }
+    if (n == 0) pr->pid = completeness_pid_of(path);   /* created on a full disk, never written */
     if (pr->pid < 0) {
         snprintf(err, errlen, "%s: damaged manifest (no pid record)", path);
         return -1;
@@ -181,9 +194,11 @@ uint64_t completeness_missing(completeness *c, int64_t only_pid, char *msg, size
     char why[128];
     snprintf(msg, len, "%" PRIu64 " of %" PRIu64 " threads' profiles missing (", missing, started);
     if (nkilled == 1)
-        snprintf(why, sizeof why, "process %" PRId64 " was killed before it wrote them", killed_pid);
+        snprintf(why, sizeof why, "process %" PRId64 " was killed (or exec'd) before it wrote them",
+                 killed_pid);
     else
-        snprintf(why, sizeof why, "%zu processes were killed before they wrote them", nkilled);
+        snprintf(why, sizeof why, "%zu processes were killed (or exec'd) before they wrote them",
+                 nkilled);
     comp_part(msg, len, killed, why);
     for (int r = 0; r < COMP_NREASONS; r++) comp_part(msg, len, lost[r], comp_reason_text[r]);
     comp_part(msg, len, unwritten, "not found, though their process exited");

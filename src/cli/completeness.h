@@ -46,6 +46,9 @@ uint64_t completeness_missing(completeness *c, int64_t only_pid, char *msg, size
  * manifests say: for `wasp run` when a run left nothing. */
 uint64_t completeness_processes(const completeness *c);
 
+/* The pid named by the directory of path (DIR/<pid>/NAME), or -1. */
+int64_t completeness_pid_of(const char *path);
+
 void completeness_free(completeness *c);
 
 #endif

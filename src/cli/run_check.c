@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "completeness.h"
-#include "num.h"
 #include "publish.h"
 #include "report_walk.h"
 
@@ -102,19 +101,6 @@ int run_check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* The pid of DIR/<pid>/NAME.wasp, from its directory's name; -1 if none. */
-static int64_t run_check_pid_of(const char *path)
-{
-    const char *end = strrchr(path, '/'), *start = end;
-    uint64_t pid;
-    char buf[32];
-    while (start && start > path && start[-1] != '/') start--;
-    if (!end || (size_t)(end - start) >= sizeof buf) return -1;
-    memcpy(buf, start, (size_t)(end - start));
-    buf[end - start] = '\0';
-    return num_parse_u64(buf, &pid) == NUM_OK && pid <= INT64_MAX ? (int64_t)pid : -1;
-}
-
 /* Walks dir as the report will (no links followed); counts its profiles,
  * and when msg is given, says what its manifests find missing. */
 static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, char *msg,
@@ -125,7 +111,7 @@ static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs
     size_t n = 0;
     if (report_walk_find(&ps, &c, dir) == 0) {
         n = ps.n;
-        for (size_t i = 0; i < ps.n; i++) completeness_found(&c, run_check_pid_of(ps.v[i]));
+        for (size_t i = 0; i < ps.n; i++) completeness_found(&c, completeness_pid_of(ps.v[i]));
         if (msg) *missing = completeness_missing(&c, -1, msg, len);
         if (procs) *procs = completeness_processes(&c);
     }
