@@ -100,7 +100,8 @@ int merge_add(merge_model *m, const profile *p, const char *path, char *err, siz
  * fraction, then bytes, all descending) and stats (by name). */
 void merge_finish(merge_model *m);
 
-/* Summed value of a stat, 0 when absent. */
+/* Summed value of a stat, 0 when absent; after merge_finish (a binary
+ * search of the stats it sorted). */
 uint64_t merge_stat_value(const merge_model *m, const char *name);
 
 void merge_free(merge_model *m);
