@@ -1,6 +1,6 @@
 /*
  * fuzz_profile.c - libFuzzer target: the profile reader, then the merge
- * and the text, JSON and collapsed writers on whatever it accepts.
+ * and the text, JSON, collapsed and HTML writers on whatever it accepts.
  *
  * Mutated bytes almost never keep a valid CRC, which would stop every
  * input at the checksum; so when the first byte is odd the rest is taken
@@ -15,6 +15,7 @@
 
 #include "merge.h"
 #include "out_collapsed.h"
+#include "out_html.h"
 #include "out_json.h"
 #include "out_text.h"
 #include "profile.h"
@@ -48,6 +49,7 @@ static void merge_and_write(const profile *p)
         text_write_report(sink, &m, 10);
         json_write_report(sink, &m, 0);
         collapsed_write_report(sink, &m, COLLAPSED_WATCH);
+        html_write_report(sink, &m, HTML_DEFAULT_TOP);
     }
     merge_free(&m);
 }
