@@ -284,8 +284,13 @@ static int pw_publish(const char *path, const char *buf, size_t len, char *err, 
         return -1;
     }
     int rc = publish_buffer(dirfd, name, buf, len, PUBLISH_FILE_MODE);
-    if (rc != 0)
-        pw_err(err, errlen, "%s: %s", path, strerror(errno));
+    if (rc != 0) {
+        int saved = errno;
+        pw_err(err, errlen, "%s: %s — %s", path, strerror(saved),
+               saved == ENOSPC || saved == EDQUOT ? "free space on that disk or give another -o DIR"
+                                                  : "check that -o DIR can be written");
+        errno = saved;   /* the engine records why in the manifest */
+    }
     close(dirfd);
     return rc;
 }
