@@ -117,13 +117,10 @@ int pr_double(const char *t, double *out)
     return 0;
 }
 
-/* Returns a heap copy of t with the format's escapes undone, or NULL when
- * an escape is malformed or memory runs out (*oom tells which). */
-static char *pr_str(const char *t, int *oom)
+/* Writes t with the format's escapes undone to o (room for strlen(t) + 1
+ * bytes); returns the byte after its NUL, or NULL for a bad escape. */
+static char *pr_unescape(const char *t, char *o)
 {
-    char *r = malloc(strlen(t) + 1), *o = r;
-    *oom = r == NULL;
-    if (!r) return NULL;
     for (; *t; t++) {
         if (*t != '\\') { *o++ = *t; continue; }
         switch (*++t) {
@@ -131,20 +128,40 @@ static char *pr_str(const char *t, int *oom)
         case 't': *o++ = '\t'; break;
         case 'n': *o++ = '\n'; break;
         case 'r': *o++ = '\r'; break;
-        default: free(r); return NULL;
+        default: return NULL;
         }
     }
     *o = '\0';
-    return r;
+    return o + 1;
 }
 
 /* Unescapes field i into *dst; on failure sets the message. */
 int pr_field_str(pr_state *s, size_t i, char **dst, const char *what)
 {
-    int oom;
-    *dst = pr_str(s->f[i], &oom);
-    if (*dst) return 0;
-    return oom ? pr_fail(s, "out of memory") : pr_bad(s, what);
+    *dst = malloc(strlen(s->f[i]) + 1);
+    if (!*dst) return pr_fail(s, "out of memory");
+    if (pr_unescape(s->f[i], *dst)) return 0;
+    free(*dst);
+    *dst = NULL;
+    return pr_bad(s, what);
+}
+
+int pr_fields_packed(pr_state *s, const size_t *idx, char **const *dst, size_t n,
+                     const char *const *what)
+{
+    size_t len = 0;
+    for (size_t k = 0; k < n; k++) len += strlen(s->f[idx[k]]) + 1;
+    char *block = malloc(len), *o = block;
+    if (!block) return pr_fail(s, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        *dst[k] = o;
+        if (!(o = pr_unescape(s->f[idx[k]], o))) {
+            free(block);
+            for (size_t j = 0; j < n; j++) *dst[j] = NULL;
+            return pr_bad(s, what[k]);
+        }
+    }
+    return 0;
 }
 
 /* Makes room for one more element of size elem in *arr. */

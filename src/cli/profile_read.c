@@ -242,12 +242,8 @@ void profile_free(profile *p)
 {
     if (!p) return;
     for (size_t i = 0; i < p->nstats; i++) free(p->stats[i].name);
-    for (size_t i = 0; i < p->nframes; i++) {
-        free(p->frames[i].function);
-        free(p->frames[i].file);
-        free(p->frames[i].module);
-        free(p->frames[i].instruction);
-    }
+    /* A frame's strings are one block, starting at its function. */
+    for (size_t i = 0; i < p->nframes; i++) free(p->frames[i].function);
     for (size_t i = 0; i < p->ncontexts; i++) free(p->contexts[i].frames);
     for (size_t i = 0; i < p->ncodes; i++) prof_code_clear(&p->codes[i]);
     free(p->codes);

@@ -60,6 +60,11 @@ int pr_hex64(const char *t, uint64_t *out);
 int pr_double(const char *t, double *out);
 /* Unescapes field i into a heap string *dst; on failure sets the message. */
 int pr_field_str(pr_state *s, size_t i, char **dst, const char *what);
+/* Unescapes fields idx[0..n) into one heap block, *dst[0] its start and
+ * the others inside it (a frame's four strings: one allocation, not four,
+ * so a profile costs little more memory than its file). */
+int pr_fields_packed(pr_state *s, const size_t *idx, char **const *dst, size_t n,
+                     const char *const *what);
 /* Room for one more element in *arr, at most limit of them (what names
  * the records in the message). */
 int pr_grow(pr_state *s, void **arr, size_t *cap, size_t n, size_t elem, size_t limit,

@@ -87,11 +87,11 @@ static int pr_frame(pr_state *s)
     prof_frame *fr = pr_append(s, 8, (void **)&p->frames, &s->cap_frames, &p->nframes,
                                sizeof *p->frames, PR_MAX_FRAMES);
     if (!fr) return -1;
-    if (pr_field_str(s, 2, &fr->function, "bad escape in function") ||
-        pr_field_str(s, 3, &fr->file, "bad escape in file") ||
-        pr_field_str(s, 5, &fr->module, "bad escape in module") ||
-        pr_field_str(s, 7, &fr->instruction, "bad escape in instruction"))
-        return -1;
+    static const size_t idx[] = { 2, 3, 5, 7 };
+    static const char *const what[] = { "bad escape in function", "bad escape in file",
+                                        "bad escape in module", "bad escape in instruction" };
+    char **const dst[] = { &fr->function, &fr->file, &fr->module, &fr->instruction };
+    if (pr_fields_packed(s, idx, dst, 4, what) != 0) return -1;
     if (pr_u32(s->f[4], &fr->line) != 0) return pr_bad(s, "line not an integer");
     if (pr_hex64(s->f[6], &fr->pc) != 0) return pr_bad(s, "pc not 0x-hex");
     return 0;
