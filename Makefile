@@ -60,6 +60,27 @@ build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 
 # Unit tests of JVM front-end files that include no JVM header.
 build/tests/test_stubstep: build/obj/src/jvm/stubstep.o build/obj/src/jvm/codemap.o
+# libFuzzer targets (tests/fuzz/), every engine and CLI source rebuilt with
+# clang, ASan and UBSan into build/fuzz/; `tests/fuzz/run` runs them.
+FUZZ_CC    := clang-14
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_PKGS  := clang-14 libclang-rt-14-dev
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_OBJ   := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o) $(CLI_SRC:%.c=build/fuzz/obj/%.o)
+
+fuzz-deps: deps
+	@./scripts/install-deps $(FUZZ_PKGS)
+
+build/fuzz/obj/%.o: %.c build/gen/report_html.h | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
+fuzz: all $(FUZZ_BIN)
 
 unit: all $(UNIT_BIN)
 	@tests/unit/run $(UNIT_BIN)
@@ -68,7 +89,7 @@ e2e: all
 	@tests/e2e/run
 
 # Every suite, one closing line: tests/run-all.
-test: all $(UNIT_BIN)
+test: all $(UNIT_BIN) $(FUZZ_BIN)
 	@tests/run-all
 
 # The stress suite (not part of `test`): docs/testing.md, "Stress suite".
@@ -85,5 +106,5 @@ bench: all
 clean:
 	rm -rf build
 
-.PHONY: all deps unit e2e test stress demo bench clean
--include $(shell find build/obj -name '*.d' 2>/dev/null)
+.PHONY: all deps fuzz-deps fuzz unit e2e test stress demo bench clean
+-include $(shell find build/obj build/fuzz/obj -name '*.d' 2>/dev/null)

@@ -7,6 +7,7 @@
  * watch context C1 and the context C2 that made it wasteful, leaf first.
  */
 #include "out_text.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -29,11 +30,13 @@ static int text_has_approx(const char *mode)
  * cannot drive the terminal. */
 static void text_puts(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '\t') fputs("\\t", f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = text_printable_len(p);
+        if (n) fwrite(p, 1, n, f);
+        else if (*p == '\t') fputs("\\t", f);
         else if (*p == '\n') fputs("\\n", f);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02x", *p);
-        else fputc(*p, f);
+        else fprintf(f, "\\x%02x", *p);
+        p += n ? n : 1;
     }
 }
 
@@ -125,6 +128,11 @@ static void text_header(FILE *f, const merge_model *m)
             100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
     fprintf(f, "  threads:        %zu in %zu process%s\n", m->nthreads, m->nprocesses,
             m->nprocesses == 1 ? "" : "es");
+    if (m->incomplete) {
+        fputs("  incomplete:     ", f);
+        text_puts(f, m->incomplete);
+        fputc('\n', f);
+    }
     fprintf(f, "  sampler:        %s", m->sampler);
     if (m->interval_mixed) fputs(", interval varies by thread", f);
     else if (!strcmp(m->sampler, "software")) fprintf(f, ", every %" PRIu64 " ns", m->interval);

@@ -8,4 +8,8 @@
  * usage error, a missing or damaged profile, or an output error. */
 int report_main(int argc, char **argv);
 
+/* The command line alone: 0, 1 after --help, 2 on a usage error (printed).
+ * For tests and fuzzers. */
+int report_parse_args(int argc, char **argv);
+
 #endif

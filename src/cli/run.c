@@ -1,8 +1,9 @@
 /*
  * run.c - `wasp run [options] -- CMD [ARGS...]`.
  *
- * Validates the options with the library's own parser, then runs CMD with
- * libwasp.so in LD_PRELOAD and the options in WASP_OPTIONS, so every process
+ * Validates the options with the library's own parser, makes sure -o DIR
+ * can be written, then runs CMD with libwasp.so in LD_PRELOAD and the
+ * (escaped) options in WASP_OPTIONS (run_env.c), so every process
  * CMD starts (children, exec'd programs) profiles into the same run
  * directory. The exit status of CMD is wasp's exit status.
  */
@@ -20,6 +21,7 @@
 #include "options.h"
 #include "perf.h"
 #include "run_check.h"
+#include "run_env.h"
 #include "pmu_events.h"
 #include "sampler.h"
 #include "signal_cost.h"
@@ -31,7 +33,7 @@
                   "[-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
-    char options[1024];   /* key=value,... as the library parses it */
+    char options[OPTIONS_MAX_TEXT];   /* key=value,... as the library parses it */
     char dir[PATH_MAX];
     char **command;
     int no_watch_check;
@@ -45,10 +47,14 @@ static int usage_error(const char *fmt, const char *what)
     return 2;
 }
 
+/* Values are escaped (options_escape): a ',' or '=' in a path stays in it. */
 static int append_option(run_args *a, const char *key, const char *value)
 {
+    char esc[sizeof(a->options)];
     size_t len = strlen(a->options);
-    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, value);
+    if (options_escape(value, esc, sizeof(esc)) < 0)
+        return -1;
+    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, esc);
     return n < 0 || (size_t)n >= sizeof(a->options) - len ? -1 : 0;
 }
 
@@ -93,6 +99,8 @@ static int parse_args(int argc, char **argv, run_args *a)
                                "'%s' is not an option — put the command after --", flag);
         if (!value)
             return usage_error("option '%s' needs a value", flag);
+        if (strcmp(key, "dir") == 0 && !*value)
+            return usage_error("%s", "-o needs a directory, not an empty string — give e.g. -o prof");
         if (strcmp(key, "dir") == 0)
             snprintf(a->dir, sizeof(a->dir), "%s", value);
         else if (append_option(a, key, value) < 0)
@@ -137,24 +145,12 @@ static int find_library(char *out, size_t len)
         return -1;
     memcpy(out, exe, (size_t)(slash - exe));
     memcpy(out + (slash - exe), "/../lib/libwasp.so", sizeof("/../lib/libwasp.so"));
-    return stat(out, &st) == 0 ? 0 : -1;
-}
-
-/* Native programs get the library through LD_PRELOAD, every JVM through
- * JAVA_TOOL_OPTIONS (the preloaded copy stands aside in Java launchers), so
- * scripts that start java themselves are covered too. */
-static int set_environment(run_args *a, const char *lib)
-{
-    char preload[PATH_MAX * 2], tool[PATH_MAX * 3];
-    const char *old = getenv("LD_PRELOAD"), *old_tool = getenv("JAVA_TOOL_OPTIONS");
-    if (append_option(a, "dir", a->dir) < 0)
+    /* Canonical: "bin/../lib" would reach the environment as it is. */
+    char real[PATH_MAX];
+    if (stat(out, &st) != 0 || !realpath(out, real) || strlen(real) >= len)
         return -1;
-    snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-    if ((size_t)snprintf(tool, sizeof(tool), "-agentpath:%s=%s%s%s", lib, a->options,
-                         old_tool && *old_tool ? " " : "", old_tool ? old_tool : "") >= sizeof(tool))
-        return -1;
-    return setenv("LD_PRELOAD", preload, 1) | setenv("WASP_OPTIONS", a->options, 1) |
-           setenv("JAVA_TOOL_OPTIONS", tool, 1);
+    memcpy(out, real, strlen(real) + 1);
+    return 0;
 }
 
 static volatile pid_t running_child;
@@ -264,8 +260,13 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
         return 2;
     }
-    if (absolute_dir(&a) < 0 || set_environment(&a, lib) < 0) {
+    if (absolute_dir(&a) < 0 || append_option(&a, "dir", a.dir) < 0) {
         fprintf(stderr, "[wasp] ERROR output directory path too long: %s\n", a.dir);
+        return 2;
+    }
+    /* Found out now, not after the program ran for an hour. */
+    if (run_check_dir(a.dir, err, sizeof(err)) < 0 || run_env_set(lib, a.options, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
         return 2;
     }
     char exe[PATH_MAX];
@@ -287,15 +288,19 @@ int run_main(int argc, char **argv)
         _exit(127);
     }
     rc = wait_for(child);
-    if (run_check_count_profiles(a.dir) > before)
-        fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
-    else if (rc > 128 && !is_static)
-        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "
-                "before it could write (only SIGINT, SIGTERM and SIGHUP let wasp write first)\n",
-                a.dir, a.command[0], rc - 128);
-    else if (rc != 127)
-        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
-                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
-                "dynamically linked program\n", a.dir, a.command[0]);
+    run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
     return rc;
+}
+
+int run_parse_options(int argc, char **argv, char *err, size_t errlen)
+{
+    run_args a;
+    wasp_options o;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    options_defaults(&o);
+    if (append_option(&a, "dir", a.dir) < 0 || options_parse(a.options, &o, err, errlen) < 0)
+        return 2;
+    return 0;
 }

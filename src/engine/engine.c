@@ -15,14 +15,15 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "decode.h"
 #include "handler.h"
+#include "manifest.h"
 #include "perf.h"
 #include "pmu_events.h"
 #include "profile_build.h"
+#include "publish.h"
 #include "sampler.h"
 #include "thread.h"
 #include "watch_check.h"
@@ -49,28 +50,15 @@ static struct {
     pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int make_dirs(const char *path)
-{
-    char buf[600];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int make_pid_dir(char *err, size_t errlen)
 {
     snprintf(engine.pid_dir, sizeof(engine.pid_dir), "%s/%d", engine.opts.dir, (int)getpid());
-    if (make_dirs(engine.pid_dir) == 0)
+    if (publish_mkdirs(engine.pid_dir, PUBLISH_DIR_MODE) == 0 &&
+        manifest_open(engine.pid_dir, (int)getpid()) == 0)
         return 0;
     snprintf(err, errlen, "cannot create output directory %s: %s — pass a writable directory with -o DIR",
-             engine.pid_dir, strerror(errno));
+             engine.pid_dir, errno == ENOTDIR ? "something not a directory (a symbolic link?) is in the way"
+                                              : strerror(errno));
     return -1;
 }
 
@@ -337,8 +325,10 @@ thread_state *engine_thread_begin(void *thread_data)
 
     if (!engine.active)
         return NULL;
+    manifest_started((int)gettid());
     t = thread_alloc();
     if (!t) {
+        manifest_lost((int)gettid(), MANIFEST_LOST_MEMORY);
         warn_thread_failure("too many threads at once (65536) or out of memory");
         return NULL;
     }
@@ -353,16 +343,19 @@ thread_state *engine_thread_begin(void *thread_data)
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");
+        manifest_lost((int)t->tid, MANIFEST_LOST_MEMORY);
         thread_free(t);
         return NULL;
     }
     if (engine_fd_budget_take(engine.opts.slots + 1) < 0) {
+        manifest_lost((int)t->tid, MANIFEST_LOST_FDS);
         thread_free(t);
         return NULL;
     }
     t->fds_reserved = engine.opts.slots + 1;
     if (open_events(t, err, sizeof(err)) < 0) {
         warn_thread_failure(err);
+        manifest_lost((int)t->tid, MANIFEST_LOST_EVENTS);
         close_events(t);
         thread_free(t);
         return NULL;
@@ -392,8 +385,12 @@ static void write_profile(thread_state *t)
     t->written = 1;
     note_sampling_end(t);
     if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.watch_word,
-                            engine.pid_dir, err, sizeof(err)) == 0)
+                            engine.pid_dir, err, sizeof(err)) == 0) {
+        manifest_wrote((int)t->tid);
         return;
+    }
+    manifest_lost((int)t->tid, errno == ENOSPC || errno == EDQUOT ? MANIFEST_LOST_DISK_FULL
+                                                                  : MANIFEST_LOST_WRITE);
     if (!__atomic_exchange_n(&engine.warned_write, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "[wasp] ERROR %s\n", err);
 }
@@ -454,6 +451,7 @@ void engine_shutdown(void)
         if (stop_handler(e->t) == 0)
             write_profile(e->t);
     }
+    manifest_exited();
     pthread_mutex_unlock(&engine.lock);
 }
 
