@@ -7,6 +7,7 @@
  * directory. The exit status of CMD is wasp's exit status.
  */
 #include "run.h"
+#include "run_exact.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -25,12 +26,17 @@
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
                   "[--sampler auto|pmu|software] [--interval T] [--period N] " \
-                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [-o DIR] -- CMD [ARGS...]"
+                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [-o DIR] -- CMD [ARGS...]\n" \
+                  "       wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude] " \
+                  "[--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
     char options[1024];   /* key=value,... as the library parses it */
     char dir[PATH_MAX];
     char **command;
+    int exact;              /* --exact: every access, under Valgrind (run_exact.c) */
+    char exact_limit[64];   /* --exact-limit, "" when not given */
+    const char *sampled_flag;   /* a flag only the sampled mode has, for the --exact check */
 } run_args;
 
 static int usage_error(const char *fmt, const char *what)
@@ -68,6 +74,10 @@ static int parse_args(int argc, char **argv, run_args *a)
     snprintf(a->dir, sizeof(a->dir), "wasp-%d", (int)getpid());
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *flag = argv[i];
+        if (strcmp(flag, "--exact") == 0) {
+            a->exact = 1;
+            continue;
+        }
         const char *value = strchr(flag, '=');
         char name[64];
         if (value && flag[0] == '-' && (size_t)(value - flag) < sizeof(name)) {
@@ -79,7 +89,15 @@ static int parse_args(int argc, char **argv, run_args *a)
         } else {
             value = NULL;
         }
+        if (strcmp(flag, "--exact-limit") == 0 && value) {
+            if (snprintf(a->exact_limit, sizeof(a->exact_limit), "%s", value) >= (int)sizeof(a->exact_limit))
+                return usage_error("--exact-limit '%s' is too long", value);
+            continue;
+        }
         const char *key = flag_key(flag);
+        if (key && (!strcmp(key, "sampler") || !strcmp(key, "interval") || !strcmp(key, "period") ||
+                    !strcmp(key, "slots")))
+            a->sampled_flag = argv[i][0] == '-' ? key : NULL;
         if (!key)
             return usage_error(flag[0] == '-' ? "unknown option '%s'" :
                                "'%s' is not an option — put the command after --", flag);
@@ -93,6 +111,11 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (i >= argc - 1)
         return usage_error("%s", "no command given — write: wasp run [options] -- CMD [ARGS...]");
     a->command = &argv[i + 1];
+    if (a->exact && a->sampled_flag)
+        return usage_error("--exact watches every access, so --%s does not apply — drop one of them",
+                           a->sampled_flag);
+    if (!a->exact && a->exact_limit[0])
+        return usage_error("%s", "--exact-limit needs --exact — add --exact or drop the limit");
     return 0;
 }
 
@@ -161,7 +184,7 @@ static void forward_signal(int sig)
     errno = saved;
 }
 
-static int wait_for(pid_t child)
+int run_wait(pid_t child)
 {
     int status;
     /* Like a shell: the terminal's ^C goes to the child; we wait for it. */
@@ -189,6 +212,11 @@ int run_main(int argc, char **argv)
     options_defaults(&o);
     if (options_parse(a.options, &o, err, sizeof(err)) < 0)
         return usage_error("%s", err);
+    if (a.exact) {
+        if (absolute_dir(&a) < 0)
+            return usage_error("output directory path too long: %s", a.dir);
+        return run_exact(&o, a.dir, a.command, a.exact_limit[0] ? a.exact_limit : NULL);
+    }
     /* Fail before starting anything: a program that runs unprofiled while
      * the user waits for a profile is the worst outcome. */
     if (perf_probe(o.slots, err, sizeof(err)) < 0) {
@@ -232,7 +260,7 @@ int run_main(int argc, char **argv)
                 a.command[0], strerror(errno));
         _exit(127);
     }
-    rc = wait_for(child);
+    rc = run_wait(child);
     if (run_check_count_profiles(a.dir) > before)
         fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
     else if (rc > 128 && !is_static)
