@@ -92,9 +92,19 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+/* Valgrind names versioned symbols "__libc_start_main@@GLIBC_2.34"; the
+ * sampled mode's symbolizer does not, and reports match frames by name. */
+static void strip_version(char *function)
+{
+    char *at = strchr(function, '@');
+    if (at && at != function && function[0] != '[')
+        *at = '\0';
+}
+
 static int sym_fields(raw_line *l, int at, exact_sym *s)
 {
     uint64_t line;
+    strip_version(l->f[at + 1]);
     if (num(l->f[at], &s->pc) < 0 || num(l->f[at + 3], &line) < 0 || line > UINT32_MAX)
         return -1;
     s->function = l->f[at + 1];

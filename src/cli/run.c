@@ -97,7 +97,7 @@ static int parse_args(int argc, char **argv, run_args *a)
         const char *key = flag_key(flag);
         if (key && (!strcmp(key, "sampler") || !strcmp(key, "interval") || !strcmp(key, "period") ||
                     !strcmp(key, "slots")))
-            a->sampled_flag = argv[i][0] == '-' ? key : NULL;
+            a->sampled_flag = key;
         if (!key)
             return usage_error(flag[0] == '-' ? "unknown option '%s'" :
                                "'%s' is not an option — put the command after --", flag);
