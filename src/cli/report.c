@@ -282,30 +282,48 @@ static enum report_format report_pick_format(const report_opts *o, int to_stdout
     return REPORT_TEXT;
 }
 
-/* Writes next to the target and renames, so a reader of -o FILE never sees
- * a partial report. */
-static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
+typedef struct report_job {
+    const merge_model *m;
+    enum report_format format;
+    const report_opts *o;
+} report_job;
+
+static int report_render_job(FILE *f, const void *arg)
 {
-    size_t len = strlen(o->out) + 32;
+    const report_job *j = arg;
+    return report_render(f, j->m, j->format, j->o);
+}
+
+/* Writes next to the target and renames, so a reader of the file never
+ * sees a partial report. */
+int report_publish_file(const char *out, int (*render)(FILE *, const void *), const void *arg)
+{
+    size_t len = strlen(out) + 32;
     char *tmp = malloc(len);
     if (!tmp) { report_error("out of memory"); return -1; }
-    snprintf(tmp, len, "%s.tmp.%ld", o->out, (long)getpid());
+    snprintf(tmp, len, "%s.tmp.%ld", out, (long)getpid());
     FILE *f = fopen(tmp, "w");
     if (!f) {
         report_error("%s: %s", tmp, strerror(errno));
         free(tmp);
         return -1;
     }
-    int bad = report_render(f, m, format, o) != 0 || fflush(f) != 0;
+    int bad = render(f, arg) != 0 || fflush(f) != 0;
     int saved = errno;
     if (fclose(f) != 0 && !bad) { bad = 1; saved = errno; }
-    if (!bad && rename(tmp, o->out) != 0) { bad = 1; saved = errno; }
+    if (!bad && rename(tmp, out) != 0) { bad = 1; saved = errno; }
     if (bad) {
-        report_error("%s: %s", o->out, strerror(saved ? saved : EIO));
+        report_error("%s: %s", out, strerror(saved ? saved : EIO));
         unlink(tmp);
     }
     free(tmp);
     return bad ? -1 : 0;
+}
+
+static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
+{
+    report_job j = { m, format, o };
+    return report_publish_file(o->out, report_render_job, &j);
 }
 
 static int report_output(const merge_model *m, const report_opts *o)
@@ -318,6 +336,19 @@ static int report_output(const merge_model *m, const report_opts *o)
         return -1;
     }
     return 0;
+}
+
+int report_load_run(const char *dir, merge_model *m)
+{
+    report_opts o;
+    report_paths ps = { 0 };
+    memset(&o, 0, sizeof o);
+    o.dir = dir;
+    int rc = report_find(&ps, dir) != 0 || report_load(m, &ps, &o) != 0 ? -1 : 0;
+    if (rc == 0) merge_finish(m);
+    for (size_t i = 0; i < ps.n; i++) free(ps.v[i]);
+    free(ps.v);
+    return rc;
 }
 
 int report_main(int argc, char **argv)
