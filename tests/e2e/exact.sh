@@ -34,15 +34,81 @@ last_line() { tail -n 1 "$1" 2>/dev/null | tr -d '\n'; }
 
 if ! command -v valgrind >/dev/null; then
     fail valgrind "valgrind is not installed (make installs the Debian package)"
-    echo "exact: $passed passed, $failed failed"
+    # --- wasp diff -------------------------------------------------------------------
+
+# diff_json CASE A B [ARGS]: wasp diff A B --format json into $TMP/CASE.json.
+diff_json() {
+    local name=$1
+    shift
+    if ! "$WASP" diff "$@" --format json >"$TMP/$name.json" 2>"$TMP/$name.err"; then
+        fail "$name" "wasp diff failed: $(last_line "$TMP/$name.err")"
+        return 1
+    fi
+}
+
+# A run against itself: every pair in both, every delta 0.
+if [ -s "$TMP/exact_silent_store.json" ] && diff_json diff_self "$TMP/exact_silent_store" "$TMP/exact_silent_store"; then
+    msg=$(python3 - "$TMP/diff_self.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [p for p in d["pairs"] if p["delta"] != 0 or p["in"] != "both"]
+if d["fraction_delta"] != 0 or bad or not d["pairs"] or len(d["pairs"]) != d["pairs_total"]:
+    print("fraction_delta %r, %d of %d pairs with a change or one-sided" % (d["fraction_delta"], len(bad), len(d["pairs"])))
+    sys.exit(1)
+print("%d pairs, all unchanged, fraction %.4f in both" % (len(d["pairs"]), d["a"]["fraction"]))
+PY
+    ) && ok diff_self "$msg" || fail diff_self "$msg"
+fi
+
+# Before and after the fix: the planted pair only in A, 50 points less.
+b=$(line diff_fix.c diff-before)
+if exact diff_before silent-store -- "$BIN/diff_fix" "$SCALE" &&
+   exact diff_after silent-store -- "$BIN/diff_fix_fixed" "$SCALE" &&
+   diff_json diff_fix "$TMP/diff_before" "$TMP/diff_after"; then
+    msg=$(python3 - "$TMP/diff_fix.json" "$b" <<'PY'
+import json, sys
+d, line = json.load(open(sys.argv[1])), int(sys.argv[2])
+top = d["pairs"][0]
+leaf = lambda side: (top[side]["frames"][0]["function"], top[side]["frames"][0]["line"])
+problems = []
+if leaf("watch") != ("update", line) or leaf("trap") != ("update", line):
+    problems.append("first pair is %s -> %s, not update:%d" % (leaf("watch"), leaf("trap"), line))
+if top["in"] != "a" or abs(top["a_share"] - 0.5) > 0.01 or abs(top["delta"] + 0.5) > 0.01:
+    problems.append("first pair in %s, a_share %.4f, delta %.4f (want a, 0.50, -0.50)" % (top["in"], top["a_share"], top["delta"]))
+if abs(d["fraction_delta"] + 0.5) > 0.01 or d["b"]["fraction"] > 0.01:
+    problems.append("fraction_delta %.4f, after %.4f (want -0.50, 0)" % (d["fraction_delta"], d["b"]["fraction"]))
+print("; ".join(problems) or "planted pair only before: a_share %.4f, delta %.4f; program %.4f -> %.4f" %
+      (top["a_share"], top["delta"], d["a"]["fraction"], d["b"]["fraction"]))
+sys.exit(1 if problems else 0)
+PY
+    ) && ok diff_fix "$msg" || fail diff_fix "$msg"
+    if "$WASP" diff "$TMP/diff_before" "$TMP/diff_after" -o "$TMP/diff.html" 2>"$TMP/diff_html.err" &&
+       grep -q '<h1>wasp diff: silent-store</h1>' "$TMP/diff.html" && grep -q "diff_fix.c:$b" "$TMP/diff.html"; then
+        ok diff_html "one page naming diff_fix.c:$b"
+    else
+        fail diff_html "no HTML diff naming diff_fix.c:$b ($(last_line "$TMP/diff_html.err"))"
+    fi
+    "$WASP" diff "$TMP/diff_before" "$TMP/diff_after" >"$TMP/diff_text.out" 2>&1 &&
+        grep -q "update (diff_fix.c:$b)" "$TMP/diff_text.out" && ok diff_text ||
+        fail diff_text "text diff does not name update (diff_fix.c:$b): $(head -n 3 "$TMP/diff_text.out")"
+fi
+
+expect_one_error diff_one_run "$WASP" diff "$TMP/exact_silent_store"
+expect_one_error diff_bad_format "$WASP" diff "$TMP/exact_silent_store" "$TMP/exact_silent_store" --format xml
+expect_one_error diff_missing_run "$WASP" diff "$TMP/exact_silent_store" "$TMP/no/such/run"
+expect_one_error diff_modes "$WASP" diff "$TMP/exact_silent_store" "$TMP/exact_dead_store"
+
+echo "exact: $passed passed, $failed failed"
     exit 1
 fi
 
 mkdir -p "$BIN"
-for p in silent_store dead_store silent_load fp_approx threads fork_child stack_array; do
+for p in silent_store dead_store silent_load fp_approx threads fork_child stack_array diff_fix; do
     gcc $E2E_CFLAGS -o "$BIN/$p" "$SRC/$p.c" 2>"$TMP/build-$p.err" ||
         fail "build-$p" "$(head -n 1 "$TMP/build-$p.err")"
 done
+gcc $E2E_CFLAGS -DFIXED -o "$BIN/diff_fix_fixed" "$SRC/diff_fix.c" 2>"$TMP/build-fixed.err" ||
+    fail build-diff_fix_fixed "$(head -n 1 "$TMP/build-fixed.err")"
 
 line() { grep -nF "/* PLANT: $2 */" "$SRC/$1" | cut -d: -f1; }
 
@@ -153,6 +219,70 @@ expect_one_error exact_bad_limit "$WASP" run --exact --exact-limit lots -o "$TMP
 expect_one_error exact_zero_limit "$WASP" run --exact --exact-limit 0 -o "$TMP/e4" -- "$BIN/silent_store" 0.001
 expect_one_error exact_limit_alone "$WASP" run --exact-limit 5s -o "$TMP/e5" -- "$BIN/silent_store" 0.001
 expect_one_error exact_java "$WASP" run --exact -o "$TMP/e6" -- java -version
+
+# --- wasp diff -------------------------------------------------------------------
+
+# diff_json CASE A B [ARGS]: wasp diff A B --format json into $TMP/CASE.json.
+diff_json() {
+    local name=$1
+    shift
+    if ! "$WASP" diff "$@" --format json >"$TMP/$name.json" 2>"$TMP/$name.err"; then
+        fail "$name" "wasp diff failed: $(last_line "$TMP/$name.err")"
+        return 1
+    fi
+}
+
+# A run against itself: every pair in both, every delta 0.
+if [ -s "$TMP/exact_silent_store.json" ] && diff_json diff_self "$TMP/exact_silent_store" "$TMP/exact_silent_store"; then
+    msg=$(python3 - "$TMP/diff_self.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [p for p in d["pairs"] if p["delta"] != 0 or p["in"] != "both"]
+if d["fraction_delta"] != 0 or bad or not d["pairs"] or len(d["pairs"]) != d["pairs_total"]:
+    print("fraction_delta %r, %d of %d pairs with a change or one-sided" % (d["fraction_delta"], len(bad), len(d["pairs"])))
+    sys.exit(1)
+print("%d pairs, all unchanged, fraction %.4f in both" % (len(d["pairs"]), d["a"]["fraction"]))
+PY
+    ) && ok diff_self "$msg" || fail diff_self "$msg"
+fi
+
+# Before and after the fix: the planted pair only in A, 50 points less.
+b=$(line diff_fix.c diff-before)
+if exact diff_before silent-store -- "$BIN/diff_fix" "$SCALE" &&
+   exact diff_after silent-store -- "$BIN/diff_fix_fixed" "$SCALE" &&
+   diff_json diff_fix "$TMP/diff_before" "$TMP/diff_after"; then
+    msg=$(python3 - "$TMP/diff_fix.json" "$b" <<'PY'
+import json, sys
+d, line = json.load(open(sys.argv[1])), int(sys.argv[2])
+top = d["pairs"][0]
+leaf = lambda side: (top[side]["frames"][0]["function"], top[side]["frames"][0]["line"])
+problems = []
+if leaf("watch") != ("update", line) or leaf("trap") != ("update", line):
+    problems.append("first pair is %s -> %s, not update:%d" % (leaf("watch"), leaf("trap"), line))
+if top["in"] != "a" or abs(top["a_share"] - 0.5) > 0.01 or abs(top["delta"] + 0.5) > 0.01:
+    problems.append("first pair in %s, a_share %.4f, delta %.4f (want a, 0.50, -0.50)" % (top["in"], top["a_share"], top["delta"]))
+if abs(d["fraction_delta"] + 0.5) > 0.01 or d["b"]["fraction"] > 0.01:
+    problems.append("fraction_delta %.4f, after %.4f (want -0.50, 0)" % (d["fraction_delta"], d["b"]["fraction"]))
+print("; ".join(problems) or "planted pair only before: a_share %.4f, delta %.4f; program %.4f -> %.4f" %
+      (top["a_share"], top["delta"], d["a"]["fraction"], d["b"]["fraction"]))
+sys.exit(1 if problems else 0)
+PY
+    ) && ok diff_fix "$msg" || fail diff_fix "$msg"
+    if "$WASP" diff "$TMP/diff_before" "$TMP/diff_after" -o "$TMP/diff.html" 2>"$TMP/diff_html.err" &&
+       grep -q '<h1>wasp diff: silent-store</h1>' "$TMP/diff.html" && grep -q "diff_fix.c:$b" "$TMP/diff.html"; then
+        ok diff_html "one page naming diff_fix.c:$b"
+    else
+        fail diff_html "no HTML diff naming diff_fix.c:$b ($(last_line "$TMP/diff_html.err"))"
+    fi
+    "$WASP" diff "$TMP/diff_before" "$TMP/diff_after" >"$TMP/diff_text.out" 2>&1 &&
+        grep -q "update (diff_fix.c:$b)" "$TMP/diff_text.out" && ok diff_text ||
+        fail diff_text "text diff does not name update (diff_fix.c:$b): $(head -n 3 "$TMP/diff_text.out")"
+fi
+
+expect_one_error diff_one_run "$WASP" diff "$TMP/exact_silent_store"
+expect_one_error diff_bad_format "$WASP" diff "$TMP/exact_silent_store" "$TMP/exact_silent_store" --format xml
+expect_one_error diff_missing_run "$WASP" diff "$TMP/exact_silent_store" "$TMP/no/such/run"
+expect_one_error diff_modes "$WASP" diff "$TMP/exact_silent_store" "$TMP/exact_dead_store"
 
 echo "exact: $passed passed, $failed failed"
 [ "$failed" = 0 ]
