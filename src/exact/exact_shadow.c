@@ -6,7 +6,13 @@
  * leaf context of the last access of the monitored kind to it (0: nothing
  * pending), and whether that access's value is unknown; the silent modes
  * keep the byte's value too (what C1 stored or loaded, as the sampled
- * engine saves it when it arms a watch). State lives in 64 KiB chunks,
+ * engine saves it when it arms a watch). To stay within the memory budget
+ * (docs/benchmarks.md) the state is kept per 8-byte granule: one state and
+ * a mask of the bytes it covers, which holds whenever the pending bytes of
+ * a granule come from one access (nearly always: aligned loads and stores
+ * of 1-8 bytes); a granule whose bytes differ is "split" into 8 states in a
+ * side pool until one access covers it again. So the shadow costs 1 byte
+ * per byte (2 with values) instead of 4. State lives in 64 KiB chunks,
  * allocated on first touch, behind a two-level table (addr >> 32, then bits
  * 16-31), so memory follows what the program touches, never its address
  * space. Pairing is per thread, as a debug register is: another thread's
@@ -23,10 +29,82 @@
 #define L2_SIZE (1u << (32 - CHUNK_BITS))
 #define L1_SIZE (1u << 16)           /* 48-bit addresses */
 
+/* A granule: bits 0-31 the state (or, when split, a pool index), bits
+ * 32-39 the bytes the state covers, bit 40 split. */
+#define G_MASK_SHIFT 32
+#define G_SPLIT (1ULL << 40)
+
 typedef struct chunk {
-    UInt state[CHUNK_SIZE];
+    ULong granule[CHUNK_SIZE / 8];
     UChar *value;                    /* CHUNK_SIZE bytes; silent modes only */
 } chunk;
+
+/* Split granules: 8 states each; free entries chained through [0]. */
+static UInt (*pool)[8];
+static UInt pool_used, pool_cap, pool_free;
+
+static UInt pool_new(void)
+{
+    if (pool_free) {
+        UInt i = pool_free;
+        pool_free = pool[i][0];
+        return i;
+    }
+    if (pool_used + 1 >= pool_cap) {
+        pool_cap = pool_cap ? pool_cap * 2 : 4096;
+        pool = VG_(realloc)("wasp.shadow", pool, (SizeT)pool_cap * sizeof(*pool));
+    }
+    return ++pool_used;   /* index 0 unused */
+}
+
+/* State of byte b (0-7) of a granule. */
+static inline UInt g_get(ULong g, UInt b)
+{
+    if (g & G_SPLIT)
+        return pool[(UInt)g][b];
+    return (g >> (G_MASK_SHIFT + b)) & 1 ? (UInt)g : 0;
+}
+
+/* A split granule whose bytes agree again becomes one state. */
+static void g_collapse(ULong *g)
+{
+    UInt *st = pool[(UInt)*g], v = 0, mask = 0;
+    for (UInt b = 0; b < 8; b++) {
+        if (!st[b])
+            continue;
+        if (v && st[b] != v)
+            return;
+        v = st[b];
+        mask |= 1u << b;
+    }
+    st[0] = pool_free;
+    pool_free = (UInt)*g;
+    *g = (ULong)v | (ULong)mask << G_MASK_SHIFT;
+}
+
+/* Sets the bytes in am (a mask) of a granule to state fresh (0: none). */
+static void g_set(ULong *g, UInt am, UInt fresh)
+{
+    if (!(*g & G_SPLIT)) {
+        UInt mask = (UInt)(*g >> G_MASK_SHIFT) & 0xff, other = mask & ~am, state = (UInt)*g;
+        if (!other || (fresh && state == fresh)) {
+            *g = fresh ? (ULong)fresh | (ULong)(other | am) << G_MASK_SHIFT : 0;
+            return;
+        }
+        if (!fresh) {
+            *g = (ULong)state | (ULong)other << G_MASK_SHIFT;
+            return;
+        }
+        UInt i = pool_new();
+        for (UInt b = 0; b < 8; b++)
+            pool[i][b] = (other >> b) & 1 ? state : 0;
+        *g = G_SPLIT | i;
+    }
+    for (UInt b = 0; b < 8; b++)
+        if ((am >> b) & 1)
+            pool[(UInt)*g][b] = fresh;
+    g_collapse(g);
+}
 
 static chunk **l1[L1_SIZE];
 static Bool keep_values;
@@ -146,6 +224,50 @@ static void record(exact_thread *t, const group *g, UInt ng, UInt ctx, UInt size
     }
 }
 
+/* The pending bytes of one access, read byte by byte (any granules). */
+static UInt read_bytes(exact_thread *t, Addr addr, UInt size, ULong value, group *g, ULong *old)
+{
+    UInt ng = 0, me = t->index;
+    for (UInt i = 0; i < size; i++) {
+        Addr a = addr + i;
+        chunk *c = chunk_of(a);
+        UInt off = (UInt)(a & (CHUNK_SIZE - 1)), s = g_get(c->granule[off >> 3], off & 7);
+        UChar now = (UChar)(value >> (8 * i));
+        if (s && (s & (EXACT_MAX_THREADS - 1)) == me) {
+            UChar was = c->value ? c->value[off] : 0;
+            *old |= (ULong)was << (8 * i);
+            group_add(g, &ng, s >> EXACT_CTX_SHIFT, was == now, (s & EXACT_UNKNOWN_BIT) != 0);
+        } else if (s) {
+            t->stats[XS_CROSS_THREAD]++;
+        }
+    }
+    return ng;
+}
+
+/* The same for the common case, an access inside one granule that is not
+ * split: one state for all its pending bytes. */
+static UInt read_granule(exact_thread *t, chunk *c, UInt off, UInt size, ULong value, group *g, ULong *old)
+{
+    ULong gr = c->granule[off >> 3];
+    UInt am = ((1u << size) - 1) << (off & 7), covered = (UInt)(gr >> G_MASK_SHIFT) & am, s = (UInt)gr;
+    if (!covered)
+        return 0;
+    if ((s & (EXACT_MAX_THREADS - 1)) != t->index) {
+        t->stats[XS_CROSS_THREAD] += (UInt)__builtin_popcount(covered);
+        return 0;
+    }
+    g[0] = (group){ s >> EXACT_CTX_SHIFT, (UInt)__builtin_popcount(covered), True,
+                    (s & EXACT_UNKNOWN_BIT) != 0 };
+    for (UInt i = 0; c->value && i < size; i++) {
+        if (!((covered >> ((off & 7) + i)) & 1))
+            continue;
+        UChar was = c->value[off + i];
+        *old |= (ULong)was << (8 * i);
+        g[0].equal &= was == (UChar)(value >> (8 * i));
+    }
+    return 1;
+}
+
 /* One access of at most 8 bytes. */
 static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong value, Addr pc,
                          UInt len, Addr sp)
@@ -156,28 +278,28 @@ static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong
     kind &= EXACT_LOAD | EXACT_STORE;
     if (filtered(t, addr, kind, sp))
         return;
-    UInt me = t->index, ctx = monitored ? exact_leaf(t, pc, len) : 0;
-    UInt fresh = monitored ? (ctx << EXACT_CTX_SHIFT) | me | (known ? 0 : EXACT_UNKNOWN_BIT) : 0;
+    UInt ctx = monitored ? exact_leaf(t, pc, len) : 0;
+    UInt fresh = monitored ? (ctx << EXACT_CTX_SHIFT) | t->index | (known ? 0 : EXACT_UNKNOWN_BIT) : 0;
     group g[8];
-    UInt ng = 0;
     ULong old = 0;
     if (monitored)
         t->stats[XS_ACCESSES]++;
-    for (UInt i = 0; i < size; i++) {
+    chunk *c = chunk_of(addr);
+    UInt off = (UInt)(addr & (CHUNK_SIZE - 1)), ng;
+    if ((off & 7) + size <= 8 && !(c->granule[off >> 3] & G_SPLIT))
+        ng = read_granule(t, c, off, size, value, g, &old);
+    else
+        ng = read_bytes(t, addr, size, value, g, &old);
+    /* Then the new values and state, granule by granule (at most two). */
+    for (UInt i = 0; i < size;) {
         Addr a = addr + i;
-        chunk *c = chunk_of(a);
-        UInt off = (UInt)(a & (CHUNK_SIZE - 1)), s = c->state[off];
-        UChar now = (UChar)(value >> (8 * i));
-        if (s && (s & (EXACT_MAX_THREADS - 1)) == me) {
-            UChar was = c->value ? c->value[off] : 0;
-            old |= (ULong)was << (8 * i);
-            group_add(g, &ng, s >> EXACT_CTX_SHIFT, was == now, (s & EXACT_UNKNOWN_BIT) != 0);
-        } else if (s) {
-            t->stats[XS_CROSS_THREAD]++;
-        }
-        c->state[off] = fresh;
-        if (c->value)
-            c->value[off] = now;
+        c = chunk_of(a);
+        off = (UInt)(a & (CHUNK_SIZE - 1));
+        UInt b = off & 7, n = 8 - b < size - i ? 8 - b : size - i;
+        for (UInt k = 0; c->value && k < n; k++)
+            c->value[off + k] = (UChar)(value >> (8 * (i + k)));
+        g_set(&c->granule[off >> 3], ((1u << n) - 1) << b, fresh);
+        i += n;
     }
     if (!ng)
         return;

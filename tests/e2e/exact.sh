@@ -103,7 +103,7 @@ echo "exact: $passed passed, $failed failed"
 fi
 
 mkdir -p "$BIN"
-for p in silent_store dead_store silent_load fp_approx threads fork_child stack_array diff_fix; do
+for p in silent_store dead_store silent_load fp_approx threads fork_child stack_array diff_fix exact_fields; do
     gcc $E2E_CFLAGS -o "$BIN/$p" "$SRC/$p.c" 2>"$TMP/build-$p.err" ||
         fail "build-$p" "$(head -n 1 "$TMP/build-$p.err")"
 done
@@ -178,6 +178,14 @@ s=$(line stack_array.c stack-store) h=$(line stack_array.c heap-store)
 exact exact_stack_exclude silent-store --stack exclude -- "$BIN/stack_array" "$SCALE" &&
     verdict exact_stack_exclude --pair "heap_kernel:stack_array.c:$h" "heap_kernel:stack_array.c:$h" --first \
         --absent "stack_kernel:stack_array.c:$s" "stack_kernel:stack_array.c:$s" --min-drop stack 100 --expect 0.50
+
+# Two 4-byte fields in one 8-byte granule, stored by two instructions: never paired with each other.
+fa=$(line exact_fields.c field-a) fb=$(line exact_fields.c field-b)
+exact exact_fields silent-store -- "$BIN/exact_fields" "$SCALE" &&
+    verdict exact_fields --pair "kernel:exact_fields.c:$fa" "kernel:exact_fields.c:$fa" --first --expect 0.50 \
+        --exists "kernel:exact_fields.c:$fb" "kernel:exact_fields.c:$fb" \
+        --absent "kernel:exact_fields.c:$fa" "kernel:exact_fields.c:$fb" \
+        --absent "kernel:exact_fields.c:$fb" "kernel:exact_fields.c:$fa"
 
 # --exact-limit: a run of ~1.8 G stores stopped after 20 M instructions, and the report says so.
 case_limit() {
