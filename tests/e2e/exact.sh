@@ -93,6 +93,43 @@ PY
         fail diff_text "text diff does not name update (diff_fix.c:$b): $(head -n 3 "$TMP/diff_text.out")"
 fi
 
+# Runs of different processes (a fork+exec run against a one-process run):
+# the child's kernel pair matches the single process's.
+if [ -s "$TMP/exact_fork_child.json" ] && diff_json diff_processes "$TMP/exact_silent_store" "$TMP/exact_fork_child"; then
+    msg=$(python3 - "$TMP/diff_processes.json" "$c" <<'PY'
+import json, sys
+d, line = json.load(open(sys.argv[1])), int(sys.argv[2])
+hit = [p for p in d["pairs"] if p["watch"]["frames"][0]["function"] == "kernel" and p["watch"]["frames"][0]["line"] == line
+       and p["trap"]["frames"][0]["line"] == line]
+if len(hit) != 1 or hit[0]["in"] != "both" or not hit[0]["a_share"] > 0.4 or not hit[0]["b_share"] > 0.05:
+    print("kernel pair: %r" % [(p["in"], p["a_share"], p["b_share"]) for p in hit])
+    sys.exit(1)
+print("kernel pair in both: %.3f -> %.3f (the child is one of 2 processes)" % (hit[0]["a_share"], hit[0]["b_share"]))
+PY
+    ) && ok diff_processes "$msg" || fail diff_processes "$msg"
+fi
+
+# A sampled run against an exact one: on a machine whose watchpoints never
+# fire the sampled run has no pairs (or wasp run refuses it): then every pair
+# is marked "b"; where they fire, the planted pair is in both.
+rm -rf "$TMP/sampled"
+if timeout $TIMEOUT "$WASP" run --interval 500us -o "$TMP/sampled" -- "$BIN/silent_store" 0.05 >/dev/null 2>"$TMP/sampled.err"; then
+    if diff_json diff_sampled "$TMP/sampled" "$TMP/exact_silent_store"; then
+        msg=$(python3 - "$TMP/diff_sampled.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["a"]["sampler"] in ("software", "pmu") and d["b"]["sampler"] == "exact" and d["pairs_total"] >= d["b"]["pairs"] \
+     and abs(d["fraction_delta"] - (d["b"]["fraction"] - d["a"]["fraction"])) < 1e-12
+print("%s %.3f vs exact %.3f, %d pairs, %d in both" % (d["a"]["sampler"], d["a"]["fraction"], d["b"]["fraction"],
+      d["pairs_total"], sum(p["in"] == "both" for p in d["pairs"])))
+sys.exit(0 if ok else 1)
+PY
+        ) && ok diff_sampled "$msg" || fail diff_sampled "$msg"
+    fi
+else
+    ok diff_sampled "skipped: the sampled run was refused here ($(grep -m1 '^\[wasp\] ERROR' "$TMP/sampled.err" | cut -c1-60))"
+fi
+
 expect_one_error diff_one_run "$WASP" diff "$TMP/exact_silent_store"
 expect_one_error diff_bad_format "$WASP" diff "$TMP/exact_silent_store" "$TMP/exact_silent_store" --format xml
 expect_one_error diff_missing_run "$WASP" diff "$TMP/exact_silent_store" "$TMP/no/such/run"
@@ -285,6 +322,43 @@ PY
     "$WASP" diff "$TMP/diff_before" "$TMP/diff_after" >"$TMP/diff_text.out" 2>&1 &&
         grep -q "update (diff_fix.c:$b)" "$TMP/diff_text.out" && ok diff_text ||
         fail diff_text "text diff does not name update (diff_fix.c:$b): $(head -n 3 "$TMP/diff_text.out")"
+fi
+
+# Runs of different processes (a fork+exec run against a one-process run):
+# the child's kernel pair matches the single process's.
+if [ -s "$TMP/exact_fork_child.json" ] && diff_json diff_processes "$TMP/exact_silent_store" "$TMP/exact_fork_child"; then
+    msg=$(python3 - "$TMP/diff_processes.json" "$c" <<'PY'
+import json, sys
+d, line = json.load(open(sys.argv[1])), int(sys.argv[2])
+hit = [p for p in d["pairs"] if p["watch"]["frames"][0]["function"] == "kernel" and p["watch"]["frames"][0]["line"] == line
+       and p["trap"]["frames"][0]["line"] == line]
+if len(hit) != 1 or hit[0]["in"] != "both" or not hit[0]["a_share"] > 0.4 or not hit[0]["b_share"] > 0.05:
+    print("kernel pair: %r" % [(p["in"], p["a_share"], p["b_share"]) for p in hit])
+    sys.exit(1)
+print("kernel pair in both: %.3f -> %.3f (the child is one of 2 processes)" % (hit[0]["a_share"], hit[0]["b_share"]))
+PY
+    ) && ok diff_processes "$msg" || fail diff_processes "$msg"
+fi
+
+# A sampled run against an exact one: on a machine whose watchpoints never
+# fire the sampled run has no pairs (or wasp run refuses it): then every pair
+# is marked "b"; where they fire, the planted pair is in both.
+rm -rf "$TMP/sampled"
+if timeout $TIMEOUT "$WASP" run --interval 500us -o "$TMP/sampled" -- "$BIN/silent_store" 0.05 >/dev/null 2>"$TMP/sampled.err"; then
+    if diff_json diff_sampled "$TMP/sampled" "$TMP/exact_silent_store"; then
+        msg=$(python3 - "$TMP/diff_sampled.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["a"]["sampler"] in ("software", "pmu") and d["b"]["sampler"] == "exact" and d["pairs_total"] >= d["b"]["pairs"] \
+     and abs(d["fraction_delta"] - (d["b"]["fraction"] - d["a"]["fraction"])) < 1e-12
+print("%s %.3f vs exact %.3f, %d pairs, %d in both" % (d["a"]["sampler"], d["a"]["fraction"], d["b"]["fraction"],
+      d["pairs_total"], sum(p["in"] == "both" for p in d["pairs"])))
+sys.exit(0 if ok else 1)
+PY
+        ) && ok diff_sampled "$msg" || fail diff_sampled "$msg"
+    fi
+else
+    ok diff_sampled "skipped: the sampled run was refused here ($(grep -m1 '^\[wasp\] ERROR' "$TMP/sampled.err" | cut -c1-60))"
 fi
 
 expect_one_error diff_one_run "$WASP" diff "$TMP/exact_silent_store"
