@@ -126,13 +126,16 @@ static int add_stat(builder *b, const char *name, uint64_t value)
 
 /* Counters the reports read (samples, armed, traps: here every access of
  * the monitored kind is sampled and armed, every pair is a trap), the
- * tool's drops, and how the run ended. */
+ * tool's drops, and how the run ended. Reports sum stats over threads, so
+ * the process's own (cut, instructions run) go to its first thread only. */
 static int add_stats(builder *b, const exact_thread_raw *t)
 {
     uint64_t accesses = exact_raw_stat(t, "accesses"), pairs = exact_raw_stat(t, "pairs");
+    int first = t == &b->r->threads[0];
     int bad = add_stat(b, "samples", accesses) | add_stat(b, "armed", accesses) |
-              add_stat(b, "traps", pairs) | add_stat(b, "exact_cut", (uint64_t)b->r->cut) |
-              add_stat(b, "exact_instructions", b->r->instructions);
+              add_stat(b, "traps", pairs) |
+              add_stat(b, "exact_cut", first ? (uint64_t)b->r->cut : 0) |
+              add_stat(b, "exact_instructions", first ? b->r->instructions : 0);
     for (size_t i = 0; i < t->nstats; i++)
         if (!strncmp(t->stats[i].name, "drop.", 5))
             bad |= add_stat(b, t->stats[i].name, t->stats[i].value);
