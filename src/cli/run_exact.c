@@ -110,6 +110,8 @@ static char **tool_argv(const wasp_options *o, const char *dir, char **command, 
     argv[n++] = "--trace-children=yes";
     /* Name the frames below main as the sampled mode does (not "(below main)"). */
     argv[n++] = "--show-below-main=yes";
+    /* Inlined callees named as the sampled mode names them (not the default for new tools). */
+    argv[n++] = "--read-inline-info=yes";
     snprintf(opt[0], sizeof(opt[0]), "--wasp-dir=%s", dir);
     snprintf(opt[1], sizeof(opt[1]), "--wasp-mode=%s", options_mode_name(o->mode));
     snprintf(opt[2], sizeof(opt[2]), "--wasp-fp-tolerance=%.17g", o->fp_tolerance);

@@ -69,17 +69,42 @@ static void w_num(wbuf *w, const HChar *fmt, ULong v)
     w_raw(w, tmp);
 }
 
+/* The innermost inlined function at pc, into buf, or NULL when pc is not
+ * in inlined code. The sampled mode's symbolizer names a frame by the
+ * inlined callee (DWARF's DW_AT_name), and reports match frames by name;
+ * Valgrind says it only through describe_IP's text, "0x...: NAME (FILE:LINE)"
+ * or "0x...: NAME (in OBJECT)". */
+static const HChar *inlined_name(DiEpoch ep, Addr pc, HChar *buf, SizeT len)
+{
+    InlIPCursor *c = VG_(new_IIPC)(ep, pc);
+    const HChar *text = VG_(describe_IP)(ep, pc, c);
+    const HChar *start = text ? VG_(strstr)(text, ": ") : NULL;
+    Bool inlined = c && VG_(next_IIPC)(c);
+    VG_(delete_IIPC)(c);
+    if (!inlined || !start)
+        return NULL;
+    start += 2;
+    const HChar *end = VG_(strstr)(start, " (");
+    SizeT n = end ? (SizeT)(end - start) : VG_(strlen)(start);
+    if (n == 0 || n >= len)
+        return NULL;
+    VG_(memcpy)(buf, start, n);
+    buf[n] = '\0';
+    return buf;
+}
+
 /* function, file, line, module of pc. */
 static void w_symbol(wbuf *w, Addr pc)
 {
     DiEpoch ep = VG_(current_DiEpoch)();
     const HChar *fn = NULL, *file = NULL, *dir = NULL, *obj = NULL;
     UInt line = 0;
-    HChar unnamed[300];
+    HChar unnamed[300], inl[300];
     if (!VG_(get_objname)(ep, pc, &obj))
         obj = "";
     HChar *module = VG_(strdup)("wasp.sym", obj);
-    if (!VG_(get_fnname)(ep, pc, &fn) || !fn[0]) {
+    if ((fn = inlined_name(ep, pc, inl, sizeof inl)) != NULL) {
+    } else if (!VG_(get_fnname)(ep, pc, &fn) || !fn[0]) {
         /* As the native front end names them: "[libc.so.6+0x2724a]". */
         DebugInfo *di = VG_(find_DebugInfo)(ep, pc);
         const HChar *slash = VG_(strrchr)(module, '/');
