@@ -31,6 +31,7 @@
 #include "access.h"
 #include "decode.h"
 #include "exact_raw.h"
+#include "merge_internal.h"
 #include "profile.h"
 
 /* ---- one thread's profile ---- */
@@ -42,17 +43,8 @@ typedef struct builder {
     size_t cap_frames, cap_ctx, cap_pairs, cap_stats;
 } builder;
 
-#define GROW(arr, n, cap) \
-    ((n) < (cap) ? 0 : ((cap) = (cap) ? (cap) * 2 : 64, \
-                        ((arr) = realloc_or_free((arr), (cap) * sizeof(*(arr)))) ? 0 : -1))
-
-static void *realloc_or_free(void *p, size_t size)
-{
-    void *q = realloc(p, size);
-    if (!q)
-        free(p);
-    return q;
-}
+/* Room for element n of an array, with merge.c's one grow helper. */
+#define GROW(arr, n, cap) merge_grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
 
 static char *dup_or_empty(const char *s)
 {

@@ -76,6 +76,9 @@ static int num(const char *s, uint64_t *out)
     return errno || *end ? -1 : 0;
 }
 
+/* Room for index need, zero-filled: ids index these arrays directly and
+ * may skip (only used contexts are written), which merge_grow's append
+ * pattern does not cover. */
 static int grow(void **arr, size_t *cap, size_t need, size_t elem)
 {
     if (need < *cap)
