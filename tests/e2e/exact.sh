@@ -140,7 +140,7 @@ echo "exact: $passed passed, $failed failed"
 fi
 
 mkdir -p "$BIN"
-for p in silent_store dead_store silent_load fp_approx threads fork_child stack_array diff_fix exact_fields; do
+for p in silent_store dead_store silent_load fp_approx threads fork_child fork_noexec stack_array diff_fix exact_fields; do
     gcc $E2E_CFLAGS -o "$BIN/$p" "$SRC/$p.c" 2>"$TMP/build-$p.err" ||
         fail "build-$p" "$(head -n 1 "$TMP/build-$p.err")"
 done
@@ -210,6 +210,12 @@ p=$(line fork_child.c fork-parent) c=$(line silent_store.c silent-store)
 exact exact_fork_child silent-store -- "$BIN/fork_child" "$BIN/silent_store" "$SCALE" &&
     verdict exact_fork_child --pair "parent_kernel:fork_child.c:$p" "parent_kernel:fork_child.c:$p" \
         --pair "kernel:silent_store.c:$c" "kernel:silent_store.c:$c" --expect 0.50 --processes 2
+
+# A forked child without exec, ending with _exit: its own profile, holding only what it did after the fork.
+n=$(line fork_noexec.c fork-noexec)
+exact exact_fork_noexec silent-store -- "$BIN/fork_noexec" _exit "$SCALE" &&
+    verdict exact_fork_noexec --pair "child_kernel:fork_noexec.c:$n" "child_kernel:fork_noexec.c:$n" --first \
+        --expect 0.50 --processes 2
 
 s=$(line stack_array.c stack-store) h=$(line stack_array.c heap-store)
 exact exact_stack_exclude silent-store --stack exclude -- "$BIN/stack_array" "$SCALE" &&
