@@ -249,6 +249,29 @@ case_limit() {
 }
 case_limit
 
+# The HTML page of the cut run, rendered by a browser: the exact summary and the cut note.
+case_html() {
+    local dom
+    [ -d "$TMP/exact_limit" ] || return
+    if ! command -v chromium >/dev/null; then
+        ok exact_html "skipped: no chromium (tests/e2e/html.sh installs it)"
+        return
+    fi
+    "$WASP" report "$TMP/exact_limit" -o "$TMP/exact_limit.html" 2>"$TMP/exact_html.err" ||
+        { fail exact_html "wasp report -o html failed: $(last_line "$TMP/exact_html.err")"; return; }
+    dom=$(timeout $TIMEOUT chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$TMP/exact_limit.html" 2>/dev/null)
+    if ! grep -q 'pairs (every access watched)' <<<"$dom"; then
+        fail exact_html "the rendered page has no exact summary row"
+    elif ! grep -q 'exact-limit stopped the program after' <<<"$dom"; then
+        fail exact_html "the rendered page does not say the run was cut"
+    elif grep -q '<dt>sampling error</dt>' <<<"$dom"; then
+        fail exact_html "the rendered page shows a sampling error for an exact run"
+    else
+        ok exact_html "summary and cut note rendered"
+    fi
+}
+case_html
+
 # --- errors: one [wasp] ERROR line, non-zero exit ------------------------------
 
 expect_one_error() {
