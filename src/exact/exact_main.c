@@ -191,16 +191,23 @@ static void post_clo_init(void)
     exact_tables_init();
 }
 
-/* A forked child reports only what it does itself. */
+/* A forked child reports only what it does itself, and only the thread
+ * that forked lives on in it: the others' records go (their pending bytes
+ * in the shadow end as cross-thread, as any other thread's would). */
 static void on_fork_child(ThreadId tid)
 {
+    exact_thread *me = exact_thread_of(tid);
     exact_tables_reset_pairs();
     exact_write_forget();
-    for (UInt i = 1; i <= exact_nthreads; i++)
-        if (exact_threads[i])
-            VG_(memset)(exact_threads[i]->stats, 0, sizeof exact_threads[i]->stats);
-    exact_cur = exact_thread_of(tid);
-    exact_cur->os_tid = VG_(gettid)();
+    for (UInt i = 1; i < EXACT_MAX_THREADS; i++)
+        if (exact_threads[i] != me)
+            exact_threads[i] = NULL;
+    for (UInt i = 0; i < MAX_VG_TIDS; i++)
+        if (i != tid)
+            by_tid[i] = NULL;
+    VG_(memset)(me->stats, 0, sizeof me->stats);
+    me->os_tid = VG_(gettid)();
+    exact_cur = me;
 }
 
 /* exec replaces the process (and this tool) without calling fini. */
