@@ -111,10 +111,53 @@ TEST(convert_writes_one_profile_per_thread_with_the_element_types_approx)
     CHECK(system(cmd) == 0);
 }
 
+/* Pairs below 0.001% of the process's bytes fold into one, bytes kept. */
+TEST(convert_folds_tiny_pairs_keeping_their_bytes)
+{
+    static const char raw[] =
+        "wasp-exact\t1\nmode\tsilent-store\npid\t77\ncut\t0\n"
+        "thread\t1\t77\n"
+        "leaf\t1\t0\t0x2000\tbig\tp.c\t1\t/p\t488907\n"
+        "leaf\t2\t0\t0x2010\ttiny\tp.c\t2\t/p\t488907\n"
+        "leaf\t3\t0\t0x2020\ttiny2\tp.c\t3\t/p\t488907\n"
+        "pair\t1\t1\t1\t1000\t10000000\t5000000\t0\t0\n"
+        "pair\t1\t2\t2\t3\t50\t50\t0\t0\n"
+        "pair\t1\t3\t3\t2\t40\t0\t0\t0\n"
+        "end\n";
+    char dir[] = "/tmp/wasp-test-fold.XXXXXX", err[512], path[256], cmd[300];
+    CHECK(mkdtemp(dir) != NULL);
+    char *buf = strdup(raw);
+    exact_summary s = { 0 };
+    CHECK(exact_convert_text(buf, dir, 0, &s, err, sizeof(err)) == 0);
+    snprintf(path, sizeof(path), "%s/77/77-0.wasp", dir);
+    profile p;
+    CHECK(profile_read(path, &p, err, sizeof(err)) == 0);
+    CHECK_EQ_U(p.npairs, 2);
+    uint64_t bytes = 0, wasteful = 0;
+    for (size_t i = 0; i < p.npairs; i++) {
+        bytes += p.pairs[i].bytes;
+        wasteful += p.pairs[i].wasteful_bytes;
+    }
+    CHECK_EQ_U(bytes, 10000090);
+    CHECK_EQ_U(wasteful, 5000050);
+    const prof_pair *f = pair_with_leaf(&p, "[pairs below 0.001% of bytes, folded]");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_EQ_U(f->count, 5);
+        CHECK_EQ_U(f->bytes, 90);
+    }
+    CHECK(pair_with_leaf(&p, "tiny") == NULL);
+    profile_free(&p);
+    free(buf);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     RUN(raw_parses_and_decodes_leaf_instructions);
     RUN(raw_refuses_damaged_files);
     RUN(convert_writes_one_profile_per_thread_with_the_element_types_approx);
+    RUN(convert_folds_tiny_pairs_keeping_their_bytes);
     return HARNESS_EXIT();
 }
