@@ -23,6 +23,8 @@ typedef struct ictx {
     Int sp_offset;    /* of the guest stack pointer in the guest state */
     Bool loads, stores;
     Bool moves_sp;    /* the instruction writes the stack pointer: push, pop, call, ret, leave */
+    const IRSB *in;   /* the superblock being copied, and its current instruction's IMark */
+    Int imark;
 } ictx;
 
 static IRExpr *tmp_of(ictx *c, IRType ty, IRExpr *e)
@@ -91,7 +93,7 @@ static void emit_wide(ictx *c, IRExpr *addr, UInt size, UInt kind, IRExpr *guard
 static void emit_access(ictx *c, IRExpr *addr, IRExpr *e, IRType ty, UInt kind, IRExpr *guard)
 {
     static const IROp v256[4] = { Iop_V256to64_0, Iop_V256to64_1, Iop_V256to64_2, Iop_V256to64_3 };
-    if ((kind == EXACT_LOAD && !c->loads) || (kind == EXACT_STORE && !c->stores) || c->moves_sp)
+    if (((kind & EXACT_LOAD) && !c->loads) || (kind == EXACT_STORE && !c->stores) || c->moves_sp)
         return;
     if (ty == Ity_V128 || ty == Ity_I128) {
         Bool v = ty == Ity_V128;
@@ -122,7 +124,8 @@ static void emit_cas(ictx *c, const IRCAS *cas)
         return;
     }
     IRExpr *old = IRExpr_RdTmp(cas->oldLo);
-    emit_access(c, cas->addr, old, ty, EXACT_LOAD, NULL);
+    emit_access(c, cas->addr, old, ty,
+                exact_opts.mode == EXACT_SILENT_LOAD ? EXACT_LOAD | EXACT_STORE : EXACT_LOAD, NULL);
     IRExpr *a = widen(c, old, ty), *b = widen(c, cas->expdLo, ty);
     if (a && b && c->stores)
         emit_access(c, cas->addr, cas->dataLo, ty, EXACT_STORE,
@@ -152,6 +155,61 @@ static Bool writes_sp(const IRSB *sb, Int i, Int sp_offset)
     return False;
 }
 
+/* The expression that defines tmp inside the current instruction, or NULL. */
+static const IRExpr *definition(const ictx *c, IRTemp tmp)
+{
+    for (Int i = c->imark + 1; i < c->in->stmts_used && c->in->stmts[i]->tag != Ist_IMark; i++)
+        if (c->in->stmts[i]->tag == Ist_WrTmp && c->in->stmts[i]->Ist.WrTmp.tmp == tmp)
+            return c->in->stmts[i]->Ist.WrTmp.data;
+    return NULL;
+}
+
+/* Whether two address atoms compute the same value: VEX may compute the
+ * address of a read-modify-write twice (t1 = GET(rbp) + k; t5 = GET(rbp)
+ * + k), so equal atoms are not enough; equal definitions (a few levels
+ * deep, within the instruction) are. */
+static Bool same_value(const ictx *c, const IRExpr *a, const IRExpr *b, Int depth)
+{
+    if (isIRAtom(a) && isIRAtom(b) && eqIRAtom(a, b))
+        return True;
+    if (depth == 0 || a->tag != b->tag)
+        return False;
+    if (a->tag == Iex_RdTmp) {
+        const IRExpr *da = definition(c, a->Iex.RdTmp.tmp), *db = definition(c, b->Iex.RdTmp.tmp);
+        return da && db && same_value(c, da, db, depth - 1);
+    }
+    if (a->tag == Iex_Get)
+        return a->Iex.Get.offset == b->Iex.Get.offset && a->Iex.Get.ty == b->Iex.Get.ty;
+    if (a->tag == Iex_Binop)
+        return a->Iex.Binop.op == b->Iex.Binop.op &&
+               same_value(c, a->Iex.Binop.arg1, b->Iex.Binop.arg1, depth - 1) &&
+               same_value(c, a->Iex.Binop.arg2, b->Iex.Binop.arg2, depth - 1);
+    return False;
+}
+
+/* Whether the current instruction also stores to addr: a load from it is
+ * then the read half of a read-modify-write (add %eax,(%rdi), lock xadd). */
+static Bool stores_to(const ictx *c, const IRExpr *addr)
+{
+    for (Int i = c->imark + 1; i < c->in->stmts_used && c->in->stmts[i]->tag != Ist_IMark; i++) {
+        const IRStmt *st = c->in->stmts[i];
+        if ((st->tag == Ist_Store && same_value(c, st->Ist.Store.addr, addr, 4)) ||
+            (st->tag == Ist_StoreG && same_value(c, st->Ist.StoreG.details->addr, addr, 4)) ||
+            st->tag == Ist_CAS)
+            return True;
+    }
+    return False;
+}
+
+/* The kind of a load. In silent-load mode a read-modify-write is neither a
+ * C1 (the sampled mode samples pure loads) nor silent as a C2 (the sampled
+ * mode cannot see what it loaded): it is marked as both kinds. */
+static UInt load_kind(const ictx *c, const IRExpr *addr)
+{
+    return exact_opts.mode == EXACT_SILENT_LOAD && stores_to(c, addr) ? EXACT_LOAD | EXACT_STORE
+                                                                       : EXACT_LOAD;
+}
+
 static void instrument_stmt(ictx *c, IRStmt *st)
 {
     IRTypeEnv *env = c->sb->tyenv;
@@ -164,7 +222,8 @@ static void instrument_stmt(ictx *c, IRStmt *st)
     case Ist_WrTmp:
         if (st->Ist.WrTmp.data->tag == Iex_Load)
             emit_access(c, st->Ist.WrTmp.data->Iex.Load.addr, IRExpr_RdTmp(st->Ist.WrTmp.tmp),
-                        st->Ist.WrTmp.data->Iex.Load.ty, EXACT_LOAD, NULL);
+                        st->Ist.WrTmp.data->Iex.Load.ty,
+                        load_kind(c, st->Ist.WrTmp.data->Iex.Load.addr), NULL);
         break;
     case Ist_Store:
         emit_access(c, st->Ist.Store.addr, st->Ist.Store.data,
@@ -221,7 +280,7 @@ IRSB *exact_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLa
     (void)closure; (void)vge; (void)arch; (void)hw;
     if (gw != Ity_I64)
         VG_(tool_panic)("wasp exact mode supports 64-bit guests only");
-    ictx c = { .sb = deepCopyIRSBExceptStmts(sb_in), .sp_offset = layout->offset_SP };
+    ictx c = { .sb = deepCopyIRSBExceptStmts(sb_in), .sp_offset = layout->offset_SP, .in = sb_in };
     c.loads = exact_opts.mode != EXACT_SILENT_STORE;
     c.stores = exact_opts.mode != EXACT_SILENT_LOAD;
     Int i = 0;
@@ -232,8 +291,10 @@ IRSB *exact_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLa
     for (; i < sb_in->stmts_used; i++) {
         if (!sb_in->stmts[i] || sb_in->stmts[i]->tag == Ist_NoOp)
             continue;
-        if (sb_in->stmts[i]->tag == Ist_IMark)
+        if (sb_in->stmts[i]->tag == Ist_IMark) {
             c.moves_sp = writes_sp(sb_in, i, c.sp_offset);
+            c.imark = i;
+        }
         instrument_stmt(&c, sb_in->stmts[i]);
     }
     /* The stack pointer after the block: after a call, the callee's on entry;

@@ -207,6 +207,8 @@ static void record(exact_thread *t, const group *g, UInt ng, UInt ctx, UInt size
         if (exact_opts.mode == EXACT_DEAD_STORE) {
             /* A store kills what it overwrites; a load (or RMW's load) makes it useful. */
             wasteful = kind == EXACT_STORE ? g[k].n : 0;
+        } else if (kind == (EXACT_LOAD | EXACT_STORE)) {
+            /* a read-modify-write in silent-load mode: not silent */
         } else if (known && !g[k].unknown && g[k].equal) {
             wasteful = g[k].n;
         } else if (known && !g[k].unknown && ng == 1 && g[k].n == size) {
@@ -273,9 +275,10 @@ static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong
                          UInt len, Addr sp)
 {
     Bool known = !(kind & EXACT_UNKNOWN_VALUE);
-    Bool monitored = exact_opts.mode == EXACT_SILENT_LOAD ? (kind & EXACT_LOAD) != 0
-                                                          : (kind & EXACT_STORE) != 0;
     kind &= EXACT_LOAD | EXACT_STORE;
+    /* In silent-load mode a load marked as a store too is a read-modify-write
+     * (exact_instrument.c): it ends pairs, never silently, and starts none. */
+    Bool monitored = exact_opts.mode == EXACT_SILENT_LOAD ? kind == EXACT_LOAD : (kind & EXACT_STORE) != 0;
     if (filtered(t, addr, kind, sp))
         return;
     UInt ctx = monitored ? exact_leaf(t, pc, len) : 0;
