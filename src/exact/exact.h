@@ -51,7 +51,6 @@ enum exact_stat {
 typedef struct exact_thread {
     UInt index;            /* 1..EXACT_MAX_THREADS-1; what the shadow stores */
     Int os_tid;
-    Int done;              /* the thread has exited (its index is not reused) */
     exact_frame *stack;
     UInt depth, cap;
     UInt cur;              /* call-tree node of the current function's caller chain */

@@ -73,7 +73,6 @@ static void on_start_client_code(ThreadId tid, ULong blocks)
 static void on_thread_exit(ThreadId tid)
 {
     if (tid < MAX_VG_TIDS && by_tid[tid]) {
-        by_tid[tid]->done = 1;
         if (exact_cur == by_tid[tid])
             exact_cur = NULL;
         by_tid[tid] = NULL;
