@@ -182,7 +182,7 @@ verdict() {
 
 # --- planted programs ----------------------------------------------------------
 
-l=$(line silent_store.c silent-store)
+l=$(line silent_store.c silent-store) l0=$l
 exact exact_silent_store silent-store -- "$BIN/silent_store" "$SCALE" &&
     verdict exact_silent_store --pair "kernel:silent_store.c:$l" "kernel:silent_store.c:$l" --first --expect 0.50
 
@@ -210,6 +210,14 @@ p=$(line fork_child.c fork-parent) c=$(line silent_store.c silent-store)
 exact exact_fork_child silent-store -- "$BIN/fork_child" "$BIN/silent_store" "$SCALE" &&
     verdict exact_fork_child --pair "parent_kernel:fork_child.c:$p" "parent_kernel:fork_child.c:$p" \
         --pair "kernel:silent_store.c:$c" "kernel:silent_store.c:$c" --expect 0.50 --processes 2
+
+# A statically linked program, which LD_PRELOAD (the sampled mode) cannot enter: Valgrind can.
+if gcc $E2E_CFLAGS -static -o "$BIN/silent_store_static" "$SRC/silent_store.c" 2>"$TMP/build-static.err"; then
+    exact exact_static silent-store -- "$BIN/silent_store_static" "$SCALE" &&
+        verdict exact_static --pair "kernel:silent_store.c:$l0" "kernel:silent_store.c:$l0" --first --expect 0.50
+else
+    fail exact_static "cannot link statically: $(head -n 1 "$TMP/build-static.err")"
+fi
 
 # A forked child without exec, ending with _exit: its own profile, holding only what it did after the fork.
 n=$(line fork_noexec.c fork-noexec)
