@@ -3,7 +3,7 @@
 # and writes it as HTML too (build/demo/report.html). On a machine whose
 # hardware watchpoints never fire (many VMs), the sampled mode cannot pair
 # anything, so the demo shows the exact mode's report instead (every access
-# watched under Valgrind; a shorter run, since that is ~20-60x slower).
+# watched under Valgrind; a shorter run, since that is ~20x slower).
 set -e
 cd "$(dirname "$0")/.."
 mkdir -p build/demo
