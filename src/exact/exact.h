@@ -106,6 +106,9 @@ IRSB *exact_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLa
                        const VexGuestExtents *vge, const VexArchInfo *arch, IRType gw, IRType hw);
 
 /* exact_main.c */
+/* Prints "[wasp] ERROR <what>" as one line on stderr, without Valgrind's
+ * "==pid==" prefix, so it reads like every other wasp error. */
+void exact_error(const HChar *what);
 exact_thread *exact_thread_of(ThreadId tid);
 void exact_call(Addr call_pc, Addr sp);
 void exact_ret(Addr sp);

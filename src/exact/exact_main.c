@@ -18,6 +18,7 @@
 #include "pub_tool_clientstate.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_machine.h"
@@ -128,6 +129,13 @@ void exact_check_limit(void)
     VG_(exit)(0);
 }
 
+void exact_error(const HChar *what)
+{
+    HChar line[1024];
+    Int n = (Int)VG_(snprintf)(line, sizeof line, "[wasp] ERROR %s\n", what);
+    VG_(write)(2, line, n < (Int)sizeof line ? n : (Int)sizeof line - 1);
+}
+
 static Bool parse_option(const HChar *arg)
 {
     const HChar *v;
@@ -175,8 +183,7 @@ static void post_clo_init(void)
     if (!exact_opts.dir)
         VG_(fmsg_bad_option)("--wasp-dir", "is required (run the tool through `wasp run --exact`)\n");
     if (is_java()) {
-        VG_(message)(Vg_UserMsg, "[wasp] ERROR --exact does not profile Java programs yet — "
-                     "profile them without --exact (sampled mode)\n");
+        exact_error("--exact does not profile Java programs yet — profile them without --exact (sampled mode)");
         VG_(exit)(2);
     }
     /* Calls must end superblocks for the shadow call stack to see them. */

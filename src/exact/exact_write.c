@@ -283,14 +283,13 @@ void exact_write_raw(const HChar *why)
 {
     HChar path[4096], tmp[4200];
     if (!raw_path(path, sizeof path)) {
-        VG_(message)(Vg_UserMsg, "[wasp] ERROR cannot create a file in %s/.exact — check that the run directory is writable\n",
-                     exact_opts.dir);
+        exact_error("cannot create a file in the run directory's .exact folder — check that it is writable");
         return;
     }
     VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
     SysRes r = VG_(open)(tmp, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
     if (sr_isError(r)) {
-        VG_(message)(Vg_UserMsg, "[wasp] ERROR cannot write %s — check that the run directory is writable\n", tmp);
+        exact_error("cannot write a raw file in the run directory — check that it is writable");
         return;
     }
     wbuf *w = VG_(malloc)("wasp.write", sizeof(wbuf));
@@ -305,7 +304,7 @@ void exact_write_raw(const HChar *why)
     w_flush(w);
     VG_(close)(w->fd);
     if (w->bad || VG_(rename)(tmp, path) != 0) {
-        VG_(message)(Vg_UserMsg, "[wasp] ERROR cannot write %s (disk full?) — free space and run again\n", path);
+        exact_error("cannot write a raw file in the run directory (disk full?) — free space and run again");
         VG_(unlink)(tmp);
     }
     VG_(free)(w);

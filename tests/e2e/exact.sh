@@ -303,6 +303,7 @@ expect_one_error exact_bad_limit "$WASP" run --exact --exact-limit lots -o "$TMP
 expect_one_error exact_zero_limit "$WASP" run --exact --exact-limit 0 -o "$TMP/e4" -- "$BIN/silent_store" 0.001
 expect_one_error exact_limit_alone "$WASP" run --exact-limit 5s -o "$TMP/e5" -- "$BIN/silent_store" 0.001
 expect_one_error exact_java "$WASP" run --exact -o "$TMP/e6" -- java -version
+expect_one_error exact_java_script "$WASP" run --exact -o "$TMP/e7" -- sh -c 'java -version'
 
 # --- wasp diff -------------------------------------------------------------------
 
