@@ -19,10 +19,10 @@ JVM_OBJ    := $(JVM_SRC:%.c=build/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=build/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-all: deps build/bin/wasp build/lib/libwasp.so
+all: deps build/bin/wasp build/lib/libwasp.so build/lib/valgrind/wasp-amd64-linux
 
 # Installs the Debian packages the build needs, only when one is missing.
-DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless
+DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless valgrind
 deps:
 	@./scripts/install-deps $(DEPS_PKGS)
 
@@ -45,6 +45,26 @@ JNI_INC = -I$(JAVA_HOME)/include -I$(JAVA_HOME)/include/linux
 build/obj/src/jvm/%.o: src/jvm/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(JNI_INC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# The exact mode's Valgrind tool (src/exact/): built against Valgrind's own
+# library (Debian's valgrind package ships the headers and archives), no libc.
+# gnu11: Valgrind's headers use GNU extensions. VALGRIND_LIB must name one
+# folder with the tool and Valgrind's files, hence the links.
+VG_ARCH    := /usr/lib/x86_64-linux-gnu/valgrind
+VG_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
+              -fno-stack-protector -fpic -fno-builtin -isystem /usr/include/valgrind
+EXACT_SRC  := $(wildcard src/exact/*.c)
+EXACT_OBJ  := $(EXACT_SRC:%.c=build/obj/%.o)
+
+build/obj/src/exact/%.o: src/exact/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(VG_CFLAGS) -MMD -MP -c $< -o $@
+
+build/lib/valgrind/wasp-amd64-linux: $(EXACT_OBJ)
+	@mkdir -p $(dir $@)
+	@for f in /usr/libexec/valgrind/*; do ln -sfn "$$f" $(dir $@); done
+	$(CC) -o $@ $^ -static -nodefaultlibs -nostartfiles -u _start -Wl,-Ttext-segment=0x58000000 \
+	    $(VG_ARCH)/libcoregrind-amd64-linux.a $(VG_ARCH)/libvex-amd64-linux.a -lgcc
 
 build/lib/libwasp.so: $(ENGINE_OBJ) $(NATIVE_OBJ) $(JVM_OBJ)
 	@mkdir -p $(dir $@)

@@ -232,12 +232,13 @@ static enum report_format report_pick_format(const report_opts *o, int to_stdout
     return REPORT_TEXT;
 }
 
+typedef int (*report_render_fn)(FILE *, const void *);
+
 /* Renders into f and closes it; 0, or -1 with errno set. */
-static int report_render_close(FILE *f, const merge_model *m, enum report_format format,
-                               const report_opts *o)
+static int report_render_close(FILE *f, report_render_fn render, const void *arg)
 {
     errno = 0;
-    int bad = report_render(f, m, format, o) != 0 || fflush(f) != 0 || ferror(f);
+    int bad = render(f, arg) != 0 || fflush(f) != 0 || ferror(f);
     int saved = errno ? errno : EIO;
     if (fclose(f) != 0 && !bad) {
         bad = 1;
@@ -249,13 +250,12 @@ static int report_render_close(FILE *f, const merge_model *m, enum report_format
 
 /* A device, a FIFO or a terminal named by -o is written, never replaced
  * (root's `-o /dev/null` once replaced /dev/null with a regular file). */
-static int report_write_in_place(const merge_model *m, enum report_format format,
-                                 const report_opts *o)
+static int report_write_in_place(const char *out, report_render_fn render, const void *arg)
 {
-    int fd = open(o->out, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    int fd = open(out, O_WRONLY | O_NOCTTY | O_CLOEXEC);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f || report_render_close(f, m, format, o) != 0) {
-        report_error("%s: %s", o->out, strerror(errno));
+    if (!f || report_render_close(f, render, arg) != 0) {
+        report_error("%s: %s", out, strerror(errno));
         if (!f && fd >= 0) close(fd);
         return -1;
     }
@@ -265,32 +265,50 @@ static int report_write_in_place(const merge_model *m, enum report_format format
 /* A regular file (or none yet) is replaced atomically (publish.c), so a
  * reader of -o FILE never sees a partial report; a new one is 0600 (it
  * names the program's files and functions), a replaced one keeps its mode. */
-static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
+int report_publish_file(const char *out, report_render_fn render, const void *arg)
 {
     struct stat st;
     char name[256];
-    int exists = stat(o->out, &st) == 0;
+    int exists = stat(out, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
-        report_error("-o %s is a directory \xe2\x80\x94 give a file name", o->out);
+        report_error("-o %s is a directory \xe2\x80\x94 give a file name", out);
         return -1;
     }
-    if (exists && !S_ISREG(st.st_mode)) return report_write_in_place(m, format, o);
+    if (exists && !S_ISREG(st.st_mode)) return report_write_in_place(out, render, arg);
     mode_t mode = exists ? st.st_mode & 07777 : PUBLISH_FILE_MODE;
     publish_tmp t;
-    int ok = 0, dirfd = publish_open_parent(o->out, 0, name, sizeof name);
+    int ok = 0, dirfd = publish_open_parent(out, 0, name, sizeof name);
     int fd = dirfd >= 0 ? publish_open(&t, dirfd, name, mode) : -1;
     if (fd >= 0) {
         /* The umask may have narrowed the mode of a file being replaced. */
         FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
-        if (f) ok = report_render_close(f, m, format, o) == 0;
+        if (f) ok = report_render_close(f, render, arg) == 0;
         else close(fd);
         int saved = errno;
         ok = publish_finish(&t, ok) == 0;
         if (!ok && saved) errno = saved;
     }
-    if (!ok) report_error("%s: %s", o->out, strerror(errno ? errno : EIO));
+    if (!ok) report_error("%s: %s", out, strerror(errno ? errno : EIO));
     if (dirfd >= 0) close(dirfd);
     return ok ? 0 : -1;
+}
+
+typedef struct report_job {
+    const merge_model *m;
+    enum report_format format;
+    const report_opts *o;
+} report_job;
+
+static int report_render_job(FILE *f, const void *arg)
+{
+    const report_job *j = arg;
+    return report_render(f, j->m, j->format, j->o);
+}
+
+static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
+{
+    report_job j = { m, format, o };
+    return report_publish_file(o->out, report_render_job, &j);
 }
 
 static int report_output(const merge_model *m, const report_opts *o)
@@ -309,6 +327,20 @@ int report_parse_args(int argc, char **argv)
 {
     report_opts o;
     return report_parse(&o, argc, argv);
+}
+
+int report_load_run(const char *dir, merge_model *m)
+{
+    report_opts o;
+    report_paths ps = { 0 };
+    completeness c = { 0 };
+    memset(&o, 0, sizeof o);
+    o.dir = dir;
+    int rc = report_walk_find(&ps, &c, dir) != 0 || report_load(m, &c, &ps, &o) != 0 ? -1 : 0;
+    if (rc == 0) merge_finish(m);
+    completeness_free(&c);
+    report_walk_free(&ps);
+    return rc;
 }
 
 int report_main(int argc, char **argv)

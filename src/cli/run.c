@@ -8,6 +8,7 @@
  * directory. The exit status of CMD is wasp's exit status.
  */
 #include "run.h"
+#include "run_exact.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -30,13 +31,18 @@
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
                   "[--sampler auto|pmu|software] [--interval T] [--period N] " \
                   "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [--no-watch-check] " \
-                  "[-o DIR] -- CMD [ARGS...]"
+                  "[-o DIR] -- CMD [ARGS...]\n" \
+                  "       wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude] " \
+                  "[--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
     char options[OPTIONS_MAX_TEXT];   /* key=value,... as the library parses it */
     char dir[PATH_MAX];
     char **command;
     int no_watch_check;
+    int exact;              /* --exact: every access, under Valgrind (run_exact.c) */
+    char exact_limit[64];   /* --exact-limit, "" when not given */
+    const char *sampled_flag;   /* a flag only the sampled mode has, for the --exact check */
 } run_args;
 
 static int usage_error(const char *fmt, const char *what)
@@ -82,6 +88,10 @@ static int parse_args(int argc, char **argv, run_args *a)
             a->no_watch_check = 1;
             continue;
         }
+        if (strcmp(flag, "--exact") == 0) {
+            a->exact = 1;
+            continue;
+        }
         const char *value = strchr(flag, '=');
         char name[64];
         if (value && flag[0] == '-' && (size_t)(value - flag) < sizeof(name)) {
@@ -93,7 +103,15 @@ static int parse_args(int argc, char **argv, run_args *a)
         } else {
             value = NULL;
         }
+        if (strcmp(flag, "--exact-limit") == 0 && value) {
+            if (snprintf(a->exact_limit, sizeof(a->exact_limit), "%s", value) >= (int)sizeof(a->exact_limit))
+                return usage_error("--exact-limit '%s' is too long", value);
+            continue;
+        }
         const char *key = flag_key(flag);
+        if (key && (!strcmp(key, "sampler") || !strcmp(key, "interval") || !strcmp(key, "period") ||
+                    !strcmp(key, "slots")))
+            a->sampled_flag = key;
         if (!key)
             return usage_error(flag[0] == '-' ? "unknown option '%s'" :
                                "'%s' is not an option — put the command after --", flag);
@@ -109,6 +127,11 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (i >= argc - 1)
         return usage_error("%s", "no command given — write: wasp run [options] -- CMD [ARGS...]");
     a->command = &argv[i + 1];
+    if (a->exact && a->sampled_flag)
+        return usage_error("--exact watches every access, so --%s does not apply — drop one of them",
+                           a->sampled_flag);
+    if (!a->exact && a->exact_limit[0])
+        return usage_error("%s", "--exact-limit needs --exact — add --exact or drop the limit");
     return 0;
 }
 
@@ -165,7 +188,7 @@ static void forward_signal(int sig)
     errno = saved;
 }
 
-static int wait_for(pid_t child)
+int run_wait(pid_t child)
 {
     int status;
     /* Like a shell: the terminal's ^C goes to the child; we wait for it. */
@@ -237,6 +260,11 @@ int run_main(int argc, char **argv)
     options_defaults(&o);
     if (options_parse(a.options, &o, err, sizeof(err)) < 0)
         return usage_error("%s", err);
+    if (a.exact) {
+        if (absolute_dir(&a) < 0)
+            return usage_error("output directory path too long: %s", a.dir);
+        return run_exact(&o, a.dir, a.command, a.exact_limit[0] ? a.exact_limit : NULL);
+    }
     /* Fail before starting anything: a program that runs unprofiled while
      * the user waits for a profile is the worst outcome. */
     if (perf_probe(o.slots, err, sizeof(err)) < 0) {
@@ -287,7 +315,7 @@ int run_main(int argc, char **argv)
                 a.command[0], strerror(errno));
         _exit(127);
     }
-    rc = wait_for(child);
+    rc = run_wait(child);
     run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
     return rc;
 }
