@@ -14,6 +14,7 @@
 #include "out_collapsed.h"
 #include "out_html.h"
 #include "out_json.h"
+#include "out_pprof.h"
 #include "out_text.h"
 #include "profile.h"
 
@@ -27,18 +28,22 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REPORT_USAGE "usage: wasp report DIR [--format text|json|html|collapsed] [--top N] " \
+#define REPORT_USAGE "usage: wasp report DIR [--format text|json|html|collapsed|pprof] [--top N] " \
                      "[--side watch|trap] [--pid PID] [-o FILE]"
 #define REPORT_MAX_DEPTH 4  /* DIR/<pid>/<tid>.wasp needs 2; deeper is a mistake or a loop */
 
-enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON, REPORT_HTML, REPORT_COLLAPSED };
+enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON, REPORT_HTML, REPORT_COLLAPSED,
+                     REPORT_PPROF };
 
-/* -o FILE picks the format by extension, as async-profiler does. */
+/* -o FILE picks the format by extension, as async-profiler does. pprof has
+ * two: go tool pprof writes .pb.gz, and some tools name them .pprof. */
 static const struct { const char *name, *ext; enum report_format format; } report_formats[] = {
     { "text", ".txt", REPORT_TEXT },
     { "json", ".json", REPORT_JSON },
     { "html", ".html", REPORT_HTML },
     { "collapsed", ".collapsed", REPORT_COLLAPSED },
+    { "pprof", ".pb.gz", REPORT_PPROF },
+    { "pprof", ".pprof", REPORT_PPROF },
 };
 #define REPORT_NFORMATS (sizeof report_formats / sizeof report_formats[0])
 
@@ -96,8 +101,8 @@ static int report_option(report_opts *o, const char *name, const char *val)
         size_t k = 0;
         while (k < REPORT_NFORMATS && strcmp(val, report_formats[k].name) != 0) k++;
         if (k == REPORT_NFORMATS)
-            return report_usage_error("--format must be text, json, html or collapsed, not '%s'",
-                                      val);
+            return report_usage_error("--format must be text, json, html, collapsed or pprof, "
+                                      "not '%s'", val);
         o->format = report_formats[k].format;
     } else if (!strcmp(name, "--side")) {
         if (!strcmp(val, "watch")) o->side = COLLAPSED_WATCH;
@@ -264,6 +269,7 @@ static int report_render(FILE *f, const merge_model *m, enum report_format forma
     case REPORT_JSON: return json_write_report(f, m, o->top_set ? o->top : 0);
     case REPORT_HTML: return html_write_report(f, m, o->top_set ? o->top : HTML_DEFAULT_TOP);
     case REPORT_COLLAPSED: return collapsed_write_report(f, m, o->side);
+    case REPORT_PPROF: return pprof_write_report(f, m);
     default: return text_write_report(f, m, o->top_set ? o->top : 10);
     }
 }
@@ -313,6 +319,11 @@ static int report_output(const merge_model *m, const report_opts *o)
     int to_stdout = !o->out || !strcmp(o->out, "-");
     enum report_format format = report_pick_format(o, to_stdout);
     if (!to_stdout) return report_publish(m, format, o);
+    /* Compressed bytes would only garble the terminal. */
+    if (format == REPORT_PPROF && isatty(STDOUT_FILENO)) {
+        report_error("pprof output is binary \xe2\x80\x94 write it to a file: -o waste.pb.gz");
+        return -1;
+    }
     if (report_render(stdout, m, format, o) != 0 || fflush(stdout) != 0) {
         report_error("stdout: %s", strerror(errno ? errno : EIO));
         return -1;
