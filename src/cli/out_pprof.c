@@ -507,7 +507,7 @@ static void pprof_msg_samples(pprof_msg *g, const pprof_doc *d)
     }
 }
 
-static void pprof_msg_profile(pprof_msg *g, const pprof_doc *d)
+static void pprof_msg_profile(pprof_msg *g, const pprof_doc *d, int64_t time_ns)
 {
     pprof_profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
     for (int i = 0; i < 2; i++) {
@@ -525,12 +525,13 @@ static void pprof_msg_profile(pprof_msg *g, const pprof_doc *d)
     p.n_function = d->nfuncs;       p.function = g->func_ptrs;
     p.n_string_table = d->nstrs;    p.string_table = (char **)d->strs;
     p.n_comment = d->ncomments;     p.comment = g->comments;
+    p.time_nanos = time_ns;
     /* Without it pprof would show the last sample type, monitored bytes. */
     p.default_sample_type = pprof_str(d, PPROF_WASTEFUL);
     g->profile = p;
 }
 
-static int pprof_msg_build(pprof_msg *g, const pprof_doc *d)
+static int pprof_msg_build(pprof_msg *g, const pprof_doc *d, int64_t time_ns)
 {
     size_t nstack = 0;
     memset(g, 0, sizeof *g);
@@ -541,7 +542,7 @@ static int pprof_msg_build(pprof_msg *g, const pprof_doc *d)
     pprof_msg_mappings(g, d);
     pprof_msg_locations(g, d);
     pprof_msg_samples(g, d);
-    pprof_msg_profile(g, d);
+    pprof_msg_profile(g, d, time_ns);
     return 0;
 }
 
@@ -602,12 +603,12 @@ static int pprof_gz_write(FILE *f, const pprof_profile *p)
     return rc;
 }
 
-int pprof_write_report(FILE *f, const merge_model *m)
+int pprof_write_report(FILE *f, const merge_model *m, int64_t time_ns)
 {
     pprof_doc d;
     pprof_msg g;
     if (pprof_doc_build(&d, m) != 0) return -1;
-    int rc = pprof_msg_build(&g, &d);
+    int rc = pprof_msg_build(&g, &d, time_ns);
     if (rc == 0) rc = pprof_gz_write(f, &g.profile);
     pprof_msg_free(&g);
     pprof_doc_free(&d);

@@ -19,7 +19,9 @@
  * trap context C2, a frame named after the relation (merge_relation), then
  * the watch context C1; labels carry the mode, approximately wasteful bytes,
  * traps and both leaf instructions; comments carry the program fractions.
- * Returns 0, or -1 on a write error or out of memory (errno says which). */
-int pprof_write_report(FILE *f, const merge_model *m);
+ * time_ns (ns since 1970, 0 when unknown) is when the run ended: services
+ * file the profile under it. Returns 0, or -1 on a write error or out of
+ * memory (errno says which). */
+int pprof_write_report(FILE *f, const merge_model *m, int64_t time_ns);
 
 #endif

@@ -56,6 +56,7 @@ typedef struct report_opts {
     int top_set;
     int64_t pid;
     int pid_set;
+    int64_t written_ns;     /* when the newest profile loaded was written (pprof's time) */
 } report_opts;
 
 typedef struct report_paths {
@@ -233,7 +234,16 @@ static int report_find(report_paths *ps, const char *dir)
 
 /* ---- loading and writing ---- */
 
-static int report_load(merge_model *m, const report_paths *ps, const report_opts *o)
+/* A thread's profile is written when it ends, so the newest one says when
+ * the run ended; 0 when unknown. */
+static int64_t report_written_ns(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+static int report_load(merge_model *m, const report_paths *ps, report_opts *o)
 {
     char err[1024];
     for (size_t i = 0; i < ps->n; i++) {
@@ -243,7 +253,11 @@ static int report_load(merge_model *m, const report_paths *ps, const report_opts
             return -1;
         }
         int rc = 0;
-        if (!o->pid_set || p.pid == o->pid) rc = merge_add(m, &p, ps->v[i], err, sizeof err);
+        if (!o->pid_set || p.pid == o->pid) {
+            rc = merge_add(m, &p, ps->v[i], err, sizeof err);
+            int64_t ns = report_written_ns(ps->v[i]);
+            if (ns > o->written_ns) o->written_ns = ns;
+        }
         profile_free(&p);
         if (rc != 0) {
             report_error("%s", err);
@@ -269,7 +283,7 @@ static int report_render(FILE *f, const merge_model *m, enum report_format forma
     case REPORT_JSON: return json_write_report(f, m, o->top_set ? o->top : 0);
     case REPORT_HTML: return html_write_report(f, m, o->top_set ? o->top : HTML_DEFAULT_TOP);
     case REPORT_COLLAPSED: return collapsed_write_report(f, m, o->side);
-    case REPORT_PPROF: return pprof_write_report(f, m);
+    case REPORT_PPROF: return pprof_write_report(f, m, o->written_ns);
     default: return text_write_report(f, m, o->top_set ? o->top : 10);
     }
 }

@@ -133,7 +133,7 @@ static pb_profile *write_and_read(const merge_model *m, unsigned char **gz, size
     char *buf = NULL;
     size_t len = 0, rawlen = 0;
     FILE *f = open_memstream(&buf, &len);
-    int rc = pprof_write_report(f, m);
+    int rc = pprof_write_report(f, m, 1700000000123456789);
     fclose(f);
     if (rc != 0) { free(buf); return NULL; }
     unsigned char *raw = gunzip((unsigned char *)buf, len, &rawlen);
@@ -206,6 +206,7 @@ TEST(samples_are_pairs_with_both_stacks)
     CHECK_STR(str(p, p->sample_type[1]->type), "monitored_bytes");
     CHECK_STR(str(p, p->sample_type[1]->unit), "bytes");
     CHECK_STR(str(p, p->default_sample_type), "wasteful_bytes");
+    CHECK_EQ_U(p->time_nanos, 1700000000123456789);
     CHECK_EQ_U(p->n_sample, 3);
     /* The merged pair A->B first (60 wasteful of 160), as the model sorts. */
     const pb_sample *s = p->sample[0];
@@ -411,6 +412,19 @@ static int run_report(char *err, size_t errlen, int argc, char **argv)
     return rc;
 }
 
+/* The profile in a pprof file, NULL when it does not decode. */
+static pb_profile *read_pprof(const char *path)
+{
+    static unsigned char buf[1 << 16];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf, f) : 0, rawlen = 0;
+    if (f) fclose(f);
+    unsigned char *raw = n ? gunzip(buf, n, &rawlen) : NULL;
+    pb_profile *p = raw ? perftools__profiles__profile__unpack(NULL, rawlen, raw) : NULL;
+    free(raw);
+    return p;
+}
+
 static int is_gzip(const char *path)
 {
     unsigned char magic[2] = { 0 };
@@ -447,6 +461,12 @@ TEST(report_selects_pprof)
         CHECK_EQ_U(run_report(err, sizeof err, outs[i][1] ? 6 : 4, argv), 0);
         CHECK(is_gzip(out));
     }
+    /* Its time is when the (newest) thread profile was written. */
+    struct stat st;
+    pb_profile *pp = read_pprof(tmp_path("a.pb.gz"));
+    CHECK(pp && stat(path, &st) == 0 && pp->n_sample == 1);
+    if (pp) CHECK_EQ_U(pp->time_nanos, st.st_mtim.tv_sec * 1000000000ull + st.st_mtim.tv_nsec);
+    if (pp) perftools__profiles__profile__free_unpacked(pp, NULL);
     /* Unwritable output: one ERROR line, status 2, nothing left behind. */
     char out[600];
     snprintf(out, sizeof out, "%s", tmp_path("no/such/dir/x.pb.gz"));
