@@ -14,20 +14,19 @@
  * pprof wants each string, function, mapping and location once, by index
  * or id. They are interned by sorting and deduplicating (qsort, bsearch),
  * which also makes the output the same for the same model. protobuf-c
- * encodes (build/gen/profile.pb-c.h, from src/res/profile.proto) straight
- * into zlib, so the packed profile is never held in memory whole.
+ * encodes (build/gen/profile.pb-c.h, from src/res/profile.proto) and
+ * pb_gzip.c compresses.
  */
 #include "out_pprof.h"
 
+#include "pb_gzip.h"
 #include "profile.pb-c.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 typedef Perftools__Profiles__Profile pprof_profile;
 typedef Perftools__Profiles__ValueType pprof_value_type;
@@ -546,70 +545,13 @@ static int pprof_msg_build(pprof_msg *g, const pprof_doc *d, int64_t time_ns)
     return 0;
 }
 
-/* ---- gzip: protobuf-c appends packed bytes, zlib deflates them to f ---- */
-
-typedef struct pprof_gz {
-    ProtobufCBuffer base;   /* first, so protobuf-c's pointer is ours */
-    z_stream z;
-    FILE *f;
-    int failed;
-    unsigned char out[1 << 16];
-} pprof_gz;
-
-static int pprof_gz_deflate(pprof_gz *g, int flush)
-{
-    int rc;
-    do {
-        g->z.next_out = g->out;
-        g->z.avail_out = sizeof g->out;
-        rc = deflate(&g->z, flush);
-        size_t n = sizeof g->out - g->z.avail_out;
-        if (rc == Z_STREAM_ERROR || (n && fwrite(g->out, 1, n, g->f) != n)) return -1;
-    } while (flush == Z_FINISH ? rc != Z_STREAM_END : g->z.avail_out == 0);
-    return 0;
-}
-
-static void pprof_gz_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
-{
-    pprof_gz *g = (pprof_gz *)b;
-    while (len && !g->failed) {
-        uInt n = len > (1u << 30) ? (1u << 30) : (uInt)len;
-        g->z.next_in = (Bytef *)data;
-        g->z.avail_in = n;
-        g->failed = pprof_gz_deflate(g, Z_NO_FLUSH) != 0;
-        data += n;
-        len -= n;
-    }
-}
-
-/* The gzip header carries no time or name (deflate's defaults), so the same
- * model always gives the same bytes. */
-static int pprof_gz_write(FILE *f, const pprof_profile *p)
-{
-    pprof_gz *g = calloc(1, sizeof *g);
-    if (!g) return -1;
-    g->base.append = pprof_gz_append;
-    g->f = f;
-    if (deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-                     Z_DEFAULT_STRATEGY) != Z_OK) {
-        free(g);
-        errno = ENOMEM;
-        return -1;
-    }
-    perftools__profiles__profile__pack_to_buffer(p, &g->base);
-    int rc = g->failed || pprof_gz_deflate(g, Z_FINISH) != 0 ? -1 : 0;
-    deflateEnd(&g->z);
-    free(g);
-    return rc;
-}
-
 int pprof_write_report(FILE *f, const merge_model *m, int64_t time_ns)
 {
     pprof_doc d;
     pprof_msg g;
     if (pprof_doc_build(&d, m) != 0) return -1;
     int rc = pprof_msg_build(&g, &d, time_ns);
-    if (rc == 0) rc = pprof_gz_write(f, &g.profile);
+    if (rc == 0) rc = pb_gzip_write(f, &g.profile.base);
     pprof_msg_free(&g);
     pprof_doc_free(&d);
     return rc == 0 && !ferror(f) ? 0 : -1;
