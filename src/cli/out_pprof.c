@@ -39,14 +39,16 @@ typedef Perftools__Profiles__Function pprof_function;
 
 #define PPROF_NLABELS 5        /* per sample: see pprof_labels */
 #define PPROF_MAX_COMMENTS 6
-#define PPROF_NO_NAME "?"      /* a frame without a symbol, as the collapsed stacks say */
 
-/* Strings every profile uses besides the model's. */
-static const char *const pprof_fixed_strings[] = {
+/* Strings every profile uses besides the model's; d->fixed[] holds their
+ * indices in the string table. */
+enum { S_EMPTY, S_WASTEFUL, S_MONITORED, S_BYTES, S_MODE, S_APPROX, S_TRAPS, S_WATCH_INSN,
+       S_TRAP_INSN, S_NO_NAME, S_NFIXED };
+static const char *const pprof_fixed_strings[S_NFIXED] = {
     "", PPROF_WASTEFUL, PPROF_MONITORED, "bytes", "mode", "approx_bytes", "traps",
-    "watch_instruction", "trap_instruction", PPROF_NO_NAME,
+    "watch_instruction", "trap_instruction",
+    "?",    /* a frame without a symbol, as the collapsed stacks say */
 };
-#define PPROF_NFIXED (sizeof pprof_fixed_strings / sizeof pprof_fixed_strings[0])
 
 /* A function is a name in a file. pprof wants its first line; the profile
  * knows only the lines that were executing, so the smallest one stands in. */
@@ -59,17 +61,21 @@ typedef struct pprof_lkey {
     int64_t line;
 } pprof_lkey;
 
-/* The interned tables, then the location ids of every context's frames. */
+/* The interned tables, and what every context's frames became. */
 typedef struct pprof_doc {
     const merge_model *m;
     const char *relation;
-    size_t nframes;                 /* over all contexts */
+    int64_t fixed[S_NFIXED], mode, relation_str;
+    size_t nframes;                     /* over all contexts, in context order */
     const char **strs;  size_t nstrs;   /* sorted, unique: strs[0] is "" */
     pprof_fkey *funcs;  size_t nfuncs;  /* by name, file; id = index + 1 */
     int64_t *maps;      size_t nmaps;   /* module strings; id = index + 1 */
     pprof_lkey *locs;   size_t nlocs;   /* id = index + 1 */
+    pprof_fkey *frame_funcs;            /* per frame, while the tables are built */
+    pprof_lkey *frame_locs;
     uint64_t *ctx_locs;     /* context i's frames: ctx_locs[ctx_at[i]...], leaf first */
     size_t *ctx_at;
+    int64_t *ctx_insn;      /* context i's leaf instruction (string index) */
     uint64_t relation_loc;
     char *comments[PPROF_MAX_COMMENTS];
     size_t ncomments;
@@ -109,8 +115,8 @@ static int pprof_fkey_cmp(const void *va, const void *vb)
 static int pprof_lkey_cmp(const void *va, const void *vb)
 {
     const pprof_lkey *a = va, *b = vb;
-    if (a->function != b->function) return (a->function > b->function) - (a->function < b->function);
-    if (a->mapping != b->mapping) return (a->mapping > b->mapping) - (a->mapping < b->mapping);
+    if (a->function != b->function) return a->function > b->function ? 1 : -1;
+    if (a->mapping != b->mapping) return a->mapping > b->mapping ? 1 : -1;
     return (a->line > b->line) - (a->line < b->line);
 }
 
@@ -138,19 +144,38 @@ static int64_t pprof_str(const pprof_doc *d, const char *s)
     return at ? (int64_t)(at - d->strs) : 0;
 }
 
-static const char *pprof_name(const merge_frame *fr)
+static uint64_t pprof_function_id(const pprof_doc *d, pprof_fkey k)
 {
-    return fr->function[0] ? fr->function : PPROF_NO_NAME;
+    const pprof_fkey *at = bsearch(&k, d->funcs, d->nfuncs, sizeof *d->funcs, pprof_fkey_same);
+    return at ? (uint64_t)(at - d->funcs) + 1 : 0;
+}
+
+static uint64_t pprof_mapping_id(const pprof_doc *d, int64_t module)
+{
+    const int64_t *at = module ? bsearch(&module, d->maps, d->nmaps, sizeof *d->maps,
+                                         pprof_i64_cmp) : NULL;
+    return at ? (uint64_t)(at - d->maps) + 1 : 0;
+}
+
+static uint64_t pprof_location_id(const pprof_doc *d, pprof_lkey k)
+{
+    const pprof_lkey *at = bsearch(&k, d->locs, d->nlocs, sizeof *d->locs, pprof_lkey_cmp);
+    return at ? (uint64_t)(at - d->locs) + 1 : 0;
 }
 
 /* ---- building the tables ---- */
 
+static const char *pprof_name(const merge_frame *fr)
+{
+    return fr->function[0] ? fr->function : pprof_fixed_strings[S_NO_NAME];
+}
+
 static int pprof_collect_strings(pprof_doc *d)
 {
     const merge_model *m = d->m;
-    size_t n = 0, cap = PPROF_NFIXED + 2 + d->ncomments + m->ncontexts + 3 * d->nframes;
+    size_t n = 0, cap = S_NFIXED + 2 + d->ncomments + m->ncontexts + 3 * d->nframes;
     if (!(d->strs = malloc(cap * sizeof *d->strs))) return -1;
-    for (size_t i = 0; i < PPROF_NFIXED; i++) d->strs[n++] = pprof_fixed_strings[i];
+    for (size_t i = 0; i < S_NFIXED; i++) d->strs[n++] = pprof_fixed_strings[i];
     d->strs[n++] = m->mode;
     d->strs[n++] = d->relation;
     for (size_t i = 0; i < d->ncomments; i++) d->strs[n++] = d->comments[i];
@@ -165,101 +190,84 @@ static int pprof_collect_strings(pprof_doc *d)
     }
     /* "" sorts first, where pprof wants it. */
     d->nstrs = pprof_unique(d->strs, n, sizeof *d->strs, pprof_str_cmp, pprof_str_cmp);
+    for (size_t i = 0; i < S_NFIXED; i++) d->fixed[i] = pprof_str(d, pprof_fixed_strings[i]);
+    d->mode = pprof_str(d, m->mode);
+    d->relation_str = pprof_str(d, d->relation);
     return 0;
 }
 
-static pprof_fkey pprof_frame_fkey(const pprof_doc *d, const merge_frame *fr)
-{
-    return (pprof_fkey){ pprof_str(d, pprof_name(fr)), pprof_str(d, fr->file), fr->line };
-}
-
+/* Each frame's function key, and every function once (the relation's too),
+ * and every module once. */
 static int pprof_collect_functions(pprof_doc *d)
 {
-    size_t n = 0;
-    if (!(d->funcs = malloc((d->nframes + 1) * sizeof *d->funcs))) return -1;
-    d->funcs[n++] = (pprof_fkey){ pprof_str(d, d->relation), 0, 0 };
+    size_t f = 0, n = 0;
+    d->frame_funcs = malloc((d->nframes + 1) * sizeof *d->frame_funcs);
+    d->funcs = malloc((d->nframes + 1) * sizeof *d->funcs);
+    d->maps = malloc((d->nframes + 1) * sizeof *d->maps);
+    if (!d->frame_funcs || !d->funcs || !d->maps) return -1;
     for (size_t i = 0; i < d->m->ncontexts; i++) {
         const merge_ctx *c = d->m->contexts[i];
-        for (size_t k = 0; k < c->nframes; k++) d->funcs[n++] = pprof_frame_fkey(d, &c->frames[k]);
-    }
-    d->nfuncs = pprof_unique(d->funcs, n, sizeof *d->funcs, pprof_fkey_cmp, pprof_fkey_same);
-    return 0;
-}
-
-/* One mapping per module, so pprof shows where a frame's code came from;
- * frames without a module have none. */
-static int pprof_collect_mappings(pprof_doc *d)
-{
-    size_t n = 0;
-    if (!(d->maps = malloc((d->nframes + 1) * sizeof *d->maps))) return -1;
-    for (size_t i = 0; i < d->m->ncontexts; i++) {
-        const merge_ctx *c = d->m->contexts[i];
-        for (size_t k = 0; k < c->nframes; k++)
-            if (c->frames[k].module[0]) d->maps[n++] = pprof_str(d, c->frames[k].module);
+        for (size_t k = 0; k < c->nframes; k++, f++) {
+            const merge_frame *fr = &c->frames[k];
+            d->frame_funcs[f] = (pprof_fkey){ pprof_str(d, pprof_name(fr)),
+                                              pprof_str(d, fr->file), fr->line };
+            if (fr->module[0]) d->maps[n++] = pprof_str(d, fr->module);
+        }
     }
     d->nmaps = pprof_unique(d->maps, n, sizeof *d->maps, pprof_i64_cmp, pprof_i64_cmp);
+    memcpy(d->funcs, d->frame_funcs, d->nframes * sizeof *d->funcs);
+    d->funcs[d->nframes] = (pprof_fkey){ d->relation_str, d->fixed[S_EMPTY], 0 };
+    d->nfuncs = pprof_unique(d->funcs, d->nframes + 1, sizeof *d->funcs, pprof_fkey_cmp,
+                             pprof_fkey_same);
     return 0;
-}
-
-static uint64_t pprof_function_id(const pprof_doc *d, pprof_fkey k)
-{
-    const pprof_fkey *at = bsearch(&k, d->funcs, d->nfuncs, sizeof *d->funcs, pprof_fkey_same);
-    return at ? (uint64_t)(at - d->funcs) + 1 : 0;
-}
-
-static uint64_t pprof_mapping_id(const pprof_doc *d, const char *module)
-{
-    int64_t s = pprof_str(d, module);
-    const int64_t *at = module[0] ? bsearch(&s, d->maps, d->nmaps, sizeof *d->maps,
-                                            pprof_i64_cmp) : NULL;
-    return at ? (uint64_t)(at - d->maps) + 1 : 0;
-}
-
-static pprof_lkey pprof_frame_lkey(const pprof_doc *d, const merge_frame *fr)
-{
-    return (pprof_lkey){ pprof_function_id(d, pprof_frame_fkey(d, fr)),
-                         pprof_mapping_id(d, fr->module), fr->line };
 }
 
 /* The relation's frame: no file, no line, no module. */
 static pprof_lkey pprof_relation_lkey(const pprof_doc *d)
 {
-    pprof_fkey rel = { pprof_str(d, d->relation), 0, 0 };
+    pprof_fkey rel = { d->relation_str, d->fixed[S_EMPTY], 0 };
     return (pprof_lkey){ pprof_function_id(d, rel), 0, 0 };
 }
 
+/* Each frame's location key, and every location once. One per function
+ * and line: pprof would show one line's frames apart if they differed. */
 static int pprof_collect_locations(pprof_doc *d)
 {
-    size_t n = 0;
-    if (!(d->locs = malloc((d->nframes + 1) * sizeof *d->locs))) return -1;
-    d->locs[n++] = pprof_relation_lkey(d);
+    size_t f = 0;
+    d->frame_locs = malloc((d->nframes + 1) * sizeof *d->frame_locs);
+    d->locs = malloc((d->nframes + 1) * sizeof *d->locs);
+    if (!d->frame_locs || !d->locs) return -1;
     for (size_t i = 0; i < d->m->ncontexts; i++) {
         const merge_ctx *c = d->m->contexts[i];
-        for (size_t k = 0; k < c->nframes; k++) d->locs[n++] = pprof_frame_lkey(d, &c->frames[k]);
+        for (size_t k = 0; k < c->nframes; k++, f++) {
+            const char *module = c->frames[k].module;
+            d->frame_locs[f] = (pprof_lkey){ pprof_function_id(d, d->frame_funcs[f]),
+                                             pprof_mapping_id(d, pprof_str(d, module)),
+                                             c->frames[k].line };
+        }
     }
-    d->nlocs = pprof_unique(d->locs, n, sizeof *d->locs, pprof_lkey_cmp, pprof_lkey_cmp);
+    memcpy(d->locs, d->frame_locs, d->nframes * sizeof *d->locs);
+    d->locs[d->nframes] = pprof_relation_lkey(d);
+    d->nlocs = pprof_unique(d->locs, d->nframes + 1, sizeof *d->locs, pprof_lkey_cmp,
+                            pprof_lkey_cmp);
     return 0;
 }
 
-static uint64_t pprof_location_id(const pprof_doc *d, pprof_lkey k)
-{
-    const pprof_lkey *at = bsearch(&k, d->locs, d->nlocs, sizeof *d->locs, pprof_lkey_cmp);
-    return at ? (uint64_t)(at - d->locs) + 1 : 0;
-}
-
-/* Every context's location ids, looked up once however many pairs use it. */
+/* Every context's location ids and instruction, looked up once however many
+ * pairs use it. */
 static int pprof_resolve_contexts(pprof_doc *d)
 {
     const merge_model *m = d->m;
     d->ctx_locs = malloc((d->nframes ? d->nframes : 1) * sizeof *d->ctx_locs);
     d->ctx_at = malloc((m->ncontexts ? m->ncontexts : 1) * sizeof *d->ctx_at);
-    if (!d->ctx_locs || !d->ctx_at) return -1;
+    d->ctx_insn = malloc((m->ncontexts ? m->ncontexts : 1) * sizeof *d->ctx_insn);
+    if (!d->ctx_locs || !d->ctx_at || !d->ctx_insn) return -1;
     size_t at = 0;
     for (size_t i = 0; i < m->ncontexts; i++) {
-        const merge_ctx *c = m->contexts[i];
         d->ctx_at[i] = at;
-        for (size_t k = 0; k < c->nframes; k++)
-            d->ctx_locs[at++] = pprof_location_id(d, pprof_frame_lkey(d, &c->frames[k]));
+        d->ctx_insn[i] = pprof_str(d, m->contexts[i]->instruction);
+        for (size_t k = 0; k < m->contexts[i]->nframes; k++, at++)
+            d->ctx_locs[at] = pprof_location_id(d, d->frame_locs[at]);
     }
     d->relation_loc = pprof_location_id(d, pprof_relation_lkey(d));
     return 0;
@@ -317,8 +325,11 @@ static void pprof_doc_free(pprof_doc *d)
     free(d->funcs);
     free(d->maps);
     free(d->locs);
+    free(d->frame_funcs);
+    free(d->frame_locs);
     free(d->ctx_locs);
     free(d->ctx_at);
+    free(d->ctx_insn);
     for (size_t i = 0; i < d->ncomments; i++) free(d->comments[i]);
 }
 
@@ -329,8 +340,8 @@ static int pprof_doc_build(pprof_doc *d, const merge_model *m)
     d->relation = merge_relation(m->mode);
     for (size_t i = 0; i < m->ncontexts; i++) d->nframes += m->contexts[i]->nframes;
     if (pprof_comments(d) != 0 || pprof_collect_strings(d) != 0 ||
-        pprof_collect_functions(d) != 0 || pprof_collect_mappings(d) != 0 ||
-        pprof_collect_locations(d) != 0 || pprof_resolve_contexts(d) != 0) {
+        pprof_collect_functions(d) != 0 || pprof_collect_locations(d) != 0 ||
+        pprof_resolve_contexts(d) != 0) {
         pprof_doc_free(d);
         return -1;
     }
@@ -466,11 +477,11 @@ static pprof_label pprof_label_num(int64_t key, uint64_t num, int64_t unit)
  * show in -raw and -traces. */
 static void pprof_labels(pprof_label *out, const pprof_doc *d, const merge_pair *q)
 {
-    out[0] = pprof_label_str(pprof_str(d, "mode"), pprof_str(d, d->m->mode));
-    out[1] = pprof_label_num(pprof_str(d, "approx_bytes"), q->approx_bytes, pprof_str(d, "bytes"));
-    out[2] = pprof_label_num(pprof_str(d, "traps"), q->count, 0);
-    out[3] = pprof_label_str(pprof_str(d, "watch_instruction"), pprof_str(d, q->watch->instruction));
-    out[4] = pprof_label_str(pprof_str(d, "trap_instruction"), pprof_str(d, q->trap->instruction));
+    out[0] = pprof_label_str(d->fixed[S_MODE], d->mode);
+    out[1] = pprof_label_num(d->fixed[S_APPROX], q->approx_bytes, d->fixed[S_BYTES]);
+    out[2] = pprof_label_num(d->fixed[S_TRAPS], q->count, 0);
+    out[3] = pprof_label_str(d->fixed[S_WATCH_INSN], d->ctx_insn[q->watch_id]);
+    out[4] = pprof_label_str(d->fixed[S_TRAP_INSN], d->ctx_insn[q->trap_id]);
 }
 
 /* Copies context ctx's location ids to out; returns the next free slot. */
@@ -511,8 +522,8 @@ static void pprof_msg_profile(pprof_msg *g, const pprof_doc *d, int64_t time_ns)
     pprof_profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
     for (int i = 0; i < 2; i++) {
         pprof_value_type t = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
-        t.type = pprof_str(d, i == 0 ? PPROF_WASTEFUL : PPROF_MONITORED);
-        t.unit = pprof_str(d, "bytes");
+        t.type = d->fixed[i == 0 ? S_WASTEFUL : S_MONITORED];
+        t.unit = d->fixed[S_BYTES];
         g->types[i] = t;
         g->type_ptrs[i] = &g->types[i];
     }
@@ -526,7 +537,7 @@ static void pprof_msg_profile(pprof_msg *g, const pprof_doc *d, int64_t time_ns)
     p.n_comment = d->ncomments;     p.comment = g->comments;
     p.time_nanos = time_ns;
     /* Without it pprof would show the last sample type, monitored bytes. */
-    p.default_sample_type = pprof_str(d, PPROF_WASTEFUL);
+    p.default_sample_type = d->fixed[S_WASTEFUL];
     g->profile = p;
 }
 
