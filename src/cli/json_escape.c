@@ -1,15 +1,14 @@
 /*
  * json_escape.c - the one JSON string escaper of the report writers
- * (out_json.c, out_html.c, out_html_code.c).
+ * (out_json.c, out_html.c, out_html_code.c), and its UTF-8 check, which
+ * out_pprof.c shares.
  */
 #include "json_escape.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-static size_t json_utf8_len(const unsigned char *s)
+size_t json_utf8_len(const unsigned char *s)
 {
     unsigned c = s[0];
     size_t n;

@@ -19,6 +19,7 @@
  */
 #include "out_pprof.h"
 
+#include "json_escape.h"
 #include "pb_gzip.h"
 #include "profile.pb-c.h"
 
@@ -68,6 +69,7 @@ typedef struct pprof_doc {
     int64_t fixed[S_NFIXED], mode, relation_str;
     size_t nframes;                     /* over all contexts, in context order */
     const char **strs;  size_t nstrs;   /* sorted, unique: strs[0] is "" */
+    char **fixed_utf8;  size_t nfixed_utf8;     /* copies made valid UTF-8 */
     pprof_fkey *funcs;  size_t nfuncs;  /* by name, file; id = index + 1 */
     int64_t *maps;      size_t nmaps;   /* module strings; id = index + 1 */
     pprof_lkey *locs;   size_t nlocs;   /* id = index + 1 */
@@ -137,11 +139,61 @@ static size_t pprof_unique(void *base, size_t n, size_t size,
     return out + 1;
 }
 
-/* Index of s in the string table; every string was collected first. */
-static int64_t pprof_str(const pprof_doc *d, const char *s)
+/* proto3 strings must be UTF-8, and readers built on Go's protobuf
+ * packages (Pyroscope, Parca) refuse a profile whose strings are not;
+ * symbol names may hold any bytes. */
+static int pprof_utf8_ok(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = *p < 0x80 ? 1 : json_utf8_len(p);
+        if (n == 0) return 0;
+        p += n;
+    }
+    return 1;
+}
+
+/* A copy of s with each byte that is not UTF-8 made U+FFFD, as the JSON
+ * report shows it; NULL when out of memory. */
+static char *pprof_utf8_fix(const char *s)
+{
+    char *out = malloc(3 * strlen(s) + 1), *o = out;
+    for (const unsigned char *p = (const unsigned char *)s; out && *p;) {
+        size_t n = *p < 0x80 ? 1 : json_utf8_len(p);
+        memcpy(o, n ? (const char *)p : "\xef\xbf\xbd", n ? n : 3);
+        o += n ? n : 3;
+        p += n ? n : 1;
+    }
+    if (out) *o = '\0';
+    return out;
+}
+
+static int64_t pprof_str_find(const pprof_doc *d, const char *s)
 {
     const char **at = bsearch(&s, d->strs, d->nstrs, sizeof *d->strs, pprof_str_cmp);
     return at ? (int64_t)(at - d->strs) : 0;
+}
+
+/* Index of s in the string table; every string was collected first. */
+static int64_t pprof_str(const pprof_doc *d, const char *s)
+{
+    if (pprof_utf8_ok(s)) return pprof_str_find(d, s);
+    char *fixed = pprof_utf8_fix(s);
+    int64_t i = fixed ? pprof_str_find(d, fixed) : 0;
+    free(fixed);
+    return i;
+}
+
+/* Replaces the collected strings that are not UTF-8 by fixed copies. */
+static int pprof_fix_strings(pprof_doc *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (pprof_utf8_ok(d->strs[i])) continue;
+        if (!d->fixed_utf8 && !(d->fixed_utf8 = malloc(n * sizeof *d->fixed_utf8))) return -1;
+        char *fixed = pprof_utf8_fix(d->strs[i]);
+        if (!fixed) return -1;
+        d->strs[i] = d->fixed_utf8[d->nfixed_utf8++] = fixed;
+    }
+    return 0;
 }
 
 static uint64_t pprof_function_id(const pprof_doc *d, pprof_fkey k)
@@ -188,6 +240,7 @@ static int pprof_collect_strings(pprof_doc *d)
             d->strs[n++] = c->frames[k].module;
         }
     }
+    if (pprof_fix_strings(d, n) != 0) return -1;
     /* "" sorts first, where pprof wants it. */
     d->nstrs = pprof_unique(d->strs, n, sizeof *d->strs, pprof_str_cmp, pprof_str_cmp);
     for (size_t i = 0; i < S_NFIXED; i++) d->fixed[i] = pprof_str(d, pprof_fixed_strings[i]);
@@ -331,6 +384,8 @@ static void pprof_doc_free(pprof_doc *d)
     free(d->ctx_at);
     free(d->ctx_insn);
     for (size_t i = 0; i < d->ncomments; i++) free(d->comments[i]);
+    for (size_t i = 0; i < d->nfixed_utf8; i++) free(d->fixed_utf8[i]);
+    free(d->fixed_utf8);
 }
 
 static int pprof_doc_build(pprof_doc *d, const merge_model *m)

@@ -4,10 +4,12 @@
  * generated decoder reads back; each pair is one sample whose stack is C2
  * leaf first, the relation frame, then C1; values, labels, the string
  * table, functions, locations and mappings are interned once and
- * consistent; the Eq. 1 fractions are comments; -o picks the format by
+ * consistent; strings are valid UTF-8 whatever bytes a symbol holds; the
+ * Eq. 1 fractions are comments; -o picks the format by
  * .pb.gz and .pprof; bad output paths give one ERROR line.
  */
 #include "harness.h"
+#include "json_escape.h"
 #include "merge.h"
 #include "out_pprof.h"
 #include "profile.h"
@@ -334,6 +336,35 @@ TEST(relation_frame_follows_the_mode)
     }
 }
 
+/* Symbol names may hold any bytes; proto3 strings must be UTF-8. */
+TEST(strings_are_valid_utf8)
+{
+    merge_model m;
+    fake f = { 0 };
+    fake_frame(&f, "main", "x.c", 1, "/bin/x", "");
+    uint32_t c = fake_ctx(&f, fake_frame(&f, "we\xffird \xc3\xa9", "f\xc3.c", 2, "/bin/x",
+                                         "movq %rax,(%rdx)"));
+    fake_pair(&f, c, c, 1, 8, 8, 0);
+    merge_init(&m);
+    fake_add(&m, &f, "silent-store", 1);
+    merge_finish(&m);
+    pb_profile *p = write_and_read(&m, NULL, NULL);
+    CHECK(p && p->n_sample == 1);
+    if (!p) { merge_free(&m); return; }
+    for (size_t i = 0; i < p->n_string_table; i++) {
+        const unsigned char *u = (const unsigned char *)p->string_table[i];
+        while (*u) {
+            size_t n = *u < 0x80 ? 1 : json_utf8_len(u);
+            CHECK(n > 0);
+            u += n ? n : 1;
+        }
+    }
+    CHECK_STR(frame_text(p, p->sample[0]->location_id[0]),
+              "we\xef\xbf\xbdird \xc3\xa9 f\xef\xbf\xbd.c:2");
+    perftools__profiles__profile__free_unpacked(p, NULL);
+    merge_free(&m);
+}
+
 TEST(gzip_output_is_deterministic)
 {
     merge_model m;
@@ -486,6 +517,7 @@ int main(void)
     RUN(tables_are_interned_and_consistent);
     RUN(comments_carry_program_fractions);
     RUN(relation_frame_follows_the_mode);
+    RUN(strings_are_valid_utf8);
     RUN(gzip_output_is_deterministic);
     RUN(no_pairs_and_huge_values);
     RUN(report_selects_pprof);
