@@ -8,8 +8,9 @@
 # `go tool pprof`: -top must list the trap leaves by wasteful bytes with the
 # right totals and the program fractions as comments, -sample_index the
 # monitored bytes, -raw every sample's stack (C2 leaf first, the relation
-# frame, C1) and labels. Then the errors: an unwritable -o and binary
-# output to a terminal each give one [wasp] ERROR line and a non-zero exit.
+# frame, C1) and labels. A real `wasp run` gives one sample per pair of its
+# JSON report. Then the errors: an unwritable -o and binary output to a
+# terminal each give one [wasp] ERROR line and a non-zero exit.
 #
 # Installs what it needs on Debian 12 (gcc, python3, golang-go) and builds
 # wasp. Prints "ok NAME" or "FAIL NAME: reason" per case and ends with
@@ -126,6 +127,26 @@ PY
 
 [ -s "$TMP/native.pb.gz" ] && pprof_check pprof_native "$TMP/native.pb.gz" silent-store
 [ -s "$TMP/java.out" ] && pprof_check pprof_java "$TMP/java.out" dead-store
+
+# A real run (pairs only where watchpoints trap; --no-watch-check where they
+# never do): the pprof holds one sample per pair of the JSON report.
+NOWATCH=--no-watch-check
+"$WASP" doctor --watch >/dev/null 2>&1 && NOWATCH=
+timeout 120 "$WASP" run $NOWATCH --interval 1ms -o "$TMP/real" -- \
+    sh -c 'i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done' >"$TMP/real.log" 2>&1
+"$WASP" report "$TMP/real" -o "$TMP/real.pb.gz" 2>>"$TMP/real.log" &&
+    "$WASP" report "$TMP/real" -o "$TMP/real.json" 2>>"$TMP/real.log" &&
+    go tool pprof -raw "$TMP/real.pb.gz" >"$TMP/real.raw" 2>>"$TMP/real.log"
+rc=$?
+pairs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pairs_total"])' \
+        "$TMP/real.json" 2>/dev/null)
+samples=$(grep -cE '^ +[0-9]+ +[0-9]+: [0-9 ]+$' "$TMP/real.raw" 2>/dev/null)
+if [ "$rc" = 0 ] && [ -n "$pairs" ] && [ "$samples" = "$pairs" ] &&
+   grep -q '^Comment: program (Eq. 1): ' "$TMP/real.raw"; then
+    ok pprof_real_run
+else
+    fail pprof_real_run "rc $rc, $pairs pairs, $samples samples: $(tail -n 1 "$TMP/real.log")"
+fi
 
 # An unwritable -o: one ERROR line, non-zero exit, no file.
 "$WASP" report "$TMP/runs/native" -o "$TMP/no/such/dir/w.pb.gz" >"$TMP/bad.out" 2>"$TMP/bad.err"
