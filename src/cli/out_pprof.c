@@ -139,45 +139,20 @@ static size_t pprof_unique(void *base, size_t n, size_t size,
     return out + 1;
 }
 
-/* proto3 strings must be UTF-8, and readers built on Go's protobuf
- * packages (Pyroscope, Parca) refuse a profile whose strings are not;
- * symbol names may hold any bytes. */
-static int pprof_utf8_ok(const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = *p < 0x80 ? 1 : json_utf8_len(p);
-        if (n == 0) return 0;
-        p += n;
-    }
-    return 1;
-}
-
-/* A copy of s with each byte that is not UTF-8 made U+FFFD, as the JSON
- * report shows it; NULL when out of memory. */
-static char *pprof_utf8_fix(const char *s)
-{
-    char *out = malloc(3 * strlen(s) + 1), *o = out;
-    for (const unsigned char *p = (const unsigned char *)s; out && *p;) {
-        size_t n = *p < 0x80 ? 1 : json_utf8_len(p);
-        memcpy(o, n ? (const char *)p : "\xef\xbf\xbd", n ? n : 3);
-        o += n ? n : 3;
-        p += n ? n : 1;
-    }
-    if (out) *o = '\0';
-    return out;
-}
-
 static int64_t pprof_str_find(const pprof_doc *d, const char *s)
 {
     const char **at = bsearch(&s, d->strs, d->nstrs, sizeof *d->strs, pprof_str_cmp);
     return at ? (int64_t)(at - d->strs) : 0;
 }
 
-/* Index of s in the string table; every string was collected first. */
+/* Index of s in the string table; every string was collected first. proto3
+ * strings must be UTF-8, and readers built on Go's protobuf packages
+ * (Pyroscope, Parca) refuse a profile whose strings are not, while symbol
+ * names may hold any bytes: those are looked up as the JSON shows them. */
 static int64_t pprof_str(const pprof_doc *d, const char *s)
 {
-    if (pprof_utf8_ok(s)) return pprof_str_find(d, s);
-    char *fixed = pprof_utf8_fix(s);
+    if (json_utf8_valid(s)) return pprof_str_find(d, s);
+    char *fixed = json_utf8_dup(s);
     int64_t i = fixed ? pprof_str_find(d, fixed) : 0;
     free(fixed);
     return i;
@@ -187,9 +162,9 @@ static int64_t pprof_str(const pprof_doc *d, const char *s)
 static int pprof_fix_strings(pprof_doc *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (pprof_utf8_ok(d->strs[i])) continue;
+        if (json_utf8_valid(d->strs[i])) continue;
         if (!d->fixed_utf8 && !(d->fixed_utf8 = malloc(n * sizeof *d->fixed_utf8))) return -1;
-        char *fixed = pprof_utf8_fix(d->strs[i]);
+        char *fixed = json_utf8_dup(d->strs[i]);
         if (!fixed) return -1;
         d->strs[i] = d->fixed_utf8[d->nfixed_utf8++] = fixed;
     }
