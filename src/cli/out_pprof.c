@@ -257,8 +257,9 @@ static pprof_lkey pprof_relation_lkey(const pprof_doc *d)
     return (pprof_lkey){ pprof_function_id(d, rel), 0, 0 };
 }
 
-/* Each frame's location key, and every location once. One per function
- * and line: pprof would show one line's frames apart if they differed. */
+/* Each frame's location key, and every location once: frames of one
+ * function, line and module are one location whatever context holds them,
+ * so pprof's -raw and -traces list each place once. */
 static int pprof_collect_locations(pprof_doc *d)
 {
     size_t f = 0;
