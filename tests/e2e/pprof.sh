@@ -44,7 +44,8 @@ export PPROF_TMPDIR="$TMP/pprof-home" HOME="${HOME:-$TMP}"
 make -C "$ROOT" all >"$TMP/make.log" 2>&1 ||
     { fail setup "make failed: $(tail -n 1 "$TMP/make.log")"; finish; }
 gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$ROOT/src/engine" -o "$TMP/pprof_gen" \
-    "$ROOT/tests/e2e/pprof_gen.c" "$ROOT/build/obj/src/engine/profile_write.o" -lz \
+    "$ROOT/tests/e2e/pprof_gen.c" "$ROOT/build/obj/src/engine/profile_write.o" \
+    "$ROOT/build/obj/src/engine/publish.o" -lz \
     2>"$TMP/cc.log" || { fail setup "gcc failed: $(head -n 1 "$TMP/cc.log")"; finish; }
 "$TMP/pprof_gen" "$TMP/runs" || { fail setup "pprof_gen failed"; finish; }
 
