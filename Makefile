@@ -96,18 +96,19 @@ FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefine
 FUZZ_PKGS  := clang-14 libclang-rt-14-dev
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
-FUZZ_OBJ   := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o) $(CLI_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_OBJ   := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o) $(CLI_SRC:%.c=build/fuzz/obj/%.o) \
+              build/fuzz/obj/build/gen/profile.pb-c.o
 
 fuzz-deps: deps
 	@./scripts/install-deps $(FUZZ_PKGS)
 
-build/fuzz/obj/%.o: %.c build/gen/report_html.h | fuzz-deps
+build/fuzz/obj/%.o: %.c build/gen/report_html.h build/gen/profile.pb-c.h | fuzz-deps
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(CLI_LIBS)
 
 fuzz: all $(FUZZ_BIN)
 
