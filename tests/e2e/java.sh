@@ -419,7 +419,7 @@ case_odd_paths() {
     rm -rf "$dir" "$inst"
     mkdir -p "$inst/bin" "$inst/lib" "$OUT/$n.d"
     cp "$WASP" "$inst/bin/" && cp "$(dirname "$WASP")/../lib/libwasp.so" "$inst/lib/"
-    (cd "$OUT/$n.d" && timeout $TIMEOUT "$inst/bin/wasp" run --interval "$INTERVAL" -o "$dir" -- \
+    (cd "$OUT/$n.d" && timeout $TIMEOUT "$inst/bin/wasp" run $NOWATCH --interval "$INTERVAL" -o "$dir" -- \
         "$JDK/bin/java" -cp "$CLASSES" Threads 1 >"$OUT/$n.out" 2>"$OUT/$n.err")
     RC=$?
     want_rc "$n" 0 || return
