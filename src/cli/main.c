@@ -17,10 +17,10 @@ static void usage(FILE *out)
             "usage:\n"
             "  wasp run [--mode dead-store|silent-store|silent-load] [--sampler auto|pmu|software]\n"
             "           [--interval T] [--period N] [--slots 1-4] [--fp-tolerance F]\n"
-            "           [--stack include|exclude] [-o DIR] -- CMD [ARGS...]\n"
+            "           [--stack include|exclude] [--no-watch-check] [-o DIR] -- CMD [ARGS...]\n"
             "  wasp report DIR [--format text|json|html|collapsed] [--top N] [--pid PID]\n"
             "           [--side watch|trap] [-o FILE]\n"
-            "  wasp doctor    what this machine supports and what wasp will use\n"
+            "  wasp doctor [--watch]   what this machine supports and what wasp will use\n"
             "  wasp --version | --help\n",
             WASP_VERSION);
 }

@@ -15,6 +15,7 @@
  */
 #include "merge_internal.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -322,6 +323,7 @@ static int merge_header(merge_model *m, const profile *p, const char *path,
     if (m->nthreads == 0) {
         snprintf(m->mode, sizeof m->mode, "%s", p->mode);
         snprintf(m->sampler, sizeof m->sampler, "%s", p->sampler);
+        snprintf(m->watch_check, sizeof m->watch_check, "%s", p->watch_check);
         m->interval = p->interval;
         m->first_path = strdup(path);
         if (!m->first_path) goto oom;
@@ -331,6 +333,8 @@ static int merge_header(merge_model *m, const profile *p, const char *path,
         return -1;
     }
     if (strcmp(m->sampler, p->sampler) != 0) snprintf(m->sampler, sizeof m->sampler, "mixed");
+    if (strcmp(m->watch_check, p->watch_check) != 0)
+        snprintf(m->watch_check, sizeof m->watch_check, "mixed");
     if (m->interval != p->interval) m->interval_mixed = 1;
     if (p->fp_tolerance > m->fp_tolerance) m->fp_tolerance = p->fp_tolerance;
     if (merge_pid(m, p->pid) != 0) goto oom;
@@ -468,4 +472,14 @@ void merge_free(merge_model *m)
     free(m->pair_map);
     merge_code_free_all(m);
     memset(m, 0, sizeof *m);
+}
+
+const char *merge_watch_warning(const merge_model *m, char *buf, size_t len)
+{
+    uint64_t armed = merge_stat_value(m, "armed");
+    if (armed < MERGE_SILENT_WATCHES || merge_stat_value(m, "traps") > 0) return NULL;
+    snprintf(buf, len, "%" PRIu64 " watchpoints were armed and none trapped (watch self-test: %s): "
+             "this machine's debug registers probably never fire — check with `wasp doctor`",
+             armed, m->watch_check[0] ? m->watch_check : "unchecked");
+    return buf;
 }

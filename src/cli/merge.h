@@ -63,6 +63,7 @@ struct merge_map;
 typedef struct merge_model {
     char mode[32];
     char sampler[32];           /* "mixed" when threads disagree */
+    char watch_check[32];       /* processes' self-test result, "mixed" when they disagree */
     uint64_t interval;          /* of the first thread ... */
     int interval_mixed;         /* ... unless threads disagree */
     double fp_tolerance;        /* the largest seen */
@@ -90,6 +91,13 @@ int merge_add(merge_model *m, const profile *p, const char *path, char *err, siz
 /* Computes fractions and sorts pairs (by fraction, then approximate
  * fraction, then bytes, all descending) and stats (by name). */
 void merge_finish(merge_model *m);
+
+/* Armed at least this many watches, and none trapped: the machine's
+ * watchpoints probably never fire (and the run has no pairs to show). */
+#define MERGE_SILENT_WATCHES 20
+
+/* A sentence warning that the run's watches never trapped, or NULL. */
+const char *merge_watch_warning(const merge_model *m, char *buf, size_t len);
 
 /* Summed value of a stat, 0 when absent. */
 uint64_t merge_stat_value(const merge_model *m, const char *name);

@@ -115,6 +115,12 @@ static void json_header(FILE *f, const merge_model *m)
     else fprintf(f, ", \"interval\": %" PRIu64, m->interval);
     fputs(", \"fp_tolerance\": ", f);
     json_num(f, m->fp_tolerance);
+    fputs(", \"watch_check\": ", f);
+    json_escape_str(f, m->watch_check);
+    char why[512];
+    fputs(", \"watch_warning\": ", f);
+    if (merge_watch_warning(m, why, sizeof why)) json_escape_str(f, why);
+    else fputs("null", f);
     fprintf(f, ", \"processes\": %zu, \"threads\": %zu,\n", m->nprocesses, m->nthreads);
 }
 

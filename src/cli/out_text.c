@@ -130,10 +130,19 @@ static void text_header(FILE *f, const merge_model *m)
     else if (!strcmp(m->sampler, "software")) fprintf(f, ", every %" PRIu64 " ns", m->interval);
     else fprintf(f, ", every %" PRIu64 " events", m->interval);
     fputc('\n', f);
+    fprintf(f, "  watch check:    %s\n", m->watch_check);
     text_cost(f, m);
     if (strcmp(m->sampler, "pmu") != 0)
         fputs("  note: software sampling picks accesses by time, not by count, so these\n"
               "        fractions are time-weighted (hot loops weigh more per access).\n", f);
+    char why[512];
+    if (merge_watch_warning(m, why, sizeof why))
+        fprintf(f, "  warning: %s\n", why);
+    uint64_t lost = merge_stat_value(m, "sigtrap_lost");
+    if (lost)
+        fprintf(f, "  warning: sampling stopped early in %" PRIu64 " thread%s: the program took SIGTRAP\n"
+                "        from wasp (a raw rt_sigaction system call?); their data ends at their last sample.\n",
+                lost, lost == 1 ? "" : "s");
     if (m->count < TEXT_FEW_PAIRS)
         fprintf(f, "  note: only %" PRIu64 " pairs counted: for a closer estimate run longer or\n"
                 "        sample more often (--interval 1ms, or 500us for short programs).\n", m->count);

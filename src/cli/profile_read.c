@@ -27,7 +27,7 @@
 enum pr_phase { PR_HEADER, PR_STAT, PR_FRAME, PR_CTX, PR_PAIR, PR_CODE };
 
 static const char *const pr_header_keys[] = {
-    "mode", "sampler", "pid", "tid", "thread", "command", "interval", "fp_tolerance",
+    "mode", "sampler", "pid", "tid", "thread", "command", "interval", "fp_tolerance", "watch_check",
 };
 #define PR_NHEADER (sizeof pr_header_keys / sizeof pr_header_keys[0])
 
@@ -198,6 +198,22 @@ static int pr_grow(pr_state *s, void **arr, size_t *cap, size_t n, size_t elem)
 
 /* ---- records ---- */
 
+/* "fires 4/4", "never-fires 0/4", "unchecked": kept as written, but only
+ * in that shape, so a report can trust the word it prints. */
+static int pr_watch_check(pr_state *s)
+{
+    char *t, word[16];
+    int fired, wanted, end = 0;
+    if (pr_field_str(s, 1, &t, "bad escape") != 0) return -1;
+    int ok = strlen(t) < sizeof s->p->watch_check &&
+             (!strcmp(t, "unchecked") ||
+              (sscanf(t, "%15[a-z-] %d/%d%n", word, &fired, &wanted, &end) == 3 && !t[end] &&
+               fired >= 0 && fired <= wanted && wanted <= 4));
+    if (ok) strcpy(s->p->watch_check, t);
+    free(t);
+    return ok ? 0 : pr_bad(s, "unknown value");
+}
+
 static int pr_header(pr_state *s)
 {
     profile *p = s->p;
@@ -219,7 +235,8 @@ static int pr_header(pr_state *s)
     case 4: return pr_field_str(s, 1, &p->thread_name, "bad escape");
     case 5: return pr_field_str(s, 1, &p->command, "bad escape");
     case 6: return pr_u64(v, &p->interval) ? pr_bad(s, "not an integer") : 0;
-    default: return pr_double(v, &p->fp_tolerance) ? pr_bad(s, "not a number") : 0;
+    case 7: return pr_double(v, &p->fp_tolerance) ? pr_bad(s, "not a number") : 0;
+    default: return pr_watch_check(s);
     }
 }
 

@@ -331,6 +331,9 @@ int report_main(int argc, char **argv)
     rc = report_find(&ps, o.dir) != 0 || report_load(&m, &ps, &o) != 0 ? 2 : 0;
     if (rc == 0) {
         merge_finish(&m);
+        char why[512];
+        if (merge_watch_warning(&m, why, sizeof why))
+            fprintf(stderr, "[wasp] WARN %s\n", why);
         rc = report_output(&m, &o) != 0 ? 2 : 0;
     }
     merge_free(&m);

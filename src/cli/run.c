@@ -22,15 +22,18 @@
 #include "run_check.h"
 #include "pmu_events.h"
 #include "sampler.h"
+#include "watch_check.h"
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
                   "[--sampler auto|pmu|software] [--interval T] [--period N] " \
-                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [-o DIR] -- CMD [ARGS...]"
+                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [--no-watch-check] " \
+                  "[-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
     char options[1024];   /* key=value,... as the library parses it */
     char dir[PATH_MAX];
     char **command;
+    int no_watch_check;
 } run_args;
 
 static int usage_error(const char *fmt, const char *what)
@@ -68,6 +71,10 @@ static int parse_args(int argc, char **argv, run_args *a)
     snprintf(a->dir, sizeof(a->dir), "wasp-%d", (int)getpid());
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *flag = argv[i];
+        if (strcmp(flag, "--no-watch-check") == 0) {
+            a->no_watch_check = 1;
+            continue;
+        }
         const char *value = strchr(flag, '=');
         char name[64];
         if (value && flag[0] == '-' && (size_t)(value - flag) < sizeof(name)) {
@@ -178,6 +185,29 @@ static int wait_for(pid_t child)
     return WEXITSTATUS(status);
 }
 
+/* Breakpoints that open but never trap (some hypervisors) would give a run
+ * with samples and no pairs: refuse before starting CMD, unless the user
+ * asked to go on; then the library must not refuse again. */
+static int check_watches(run_args *a, const wasp_options *o)
+{
+    watch_check c;
+    char what[512];
+    enum watch_verdict v = watch_check_run(o->slots, &c);
+    if (v == WATCH_FIRES)
+        return 0;
+    watch_check_describe(&c, what, sizeof(what));
+    if (v == WATCH_PARTIAL) {
+        fprintf(stderr, "[wasp] WARN %s\n", what);
+        return 0;
+    }
+    if (!a->no_watch_check) {
+        fprintf(stderr, "[wasp] ERROR %s (--no-watch-check runs anyway, for samples only)\n", what);
+        return -1;
+    }
+    fprintf(stderr, "[wasp] WARN %s; running anyway (--no-watch-check): expect samples and no pairs\n", what);
+    return append_option(a, "watch-check", "off");
+}
+
 int run_main(int argc, char **argv)
 {
     run_args a;
@@ -202,6 +232,8 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
         return 2;
     }
+    if (check_watches(&a, &o) < 0)
+        return 2;
     if (o.sampler == SAMPLER_AUTO && s != &sampler_pmu)
         fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);
     if (append_option(&a, "sampler", s->name) < 0)

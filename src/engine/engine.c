@@ -24,6 +24,7 @@
 #include "profile_build.h"
 #include "sampler.h"
 #include "thread.h"
+#include "watch_check.h"
 
 #define CCT_CAPACITY (1u << 16)
 #define PAIR_CAPACITY (1u << 14)
@@ -39,6 +40,7 @@ static struct {
     const engine_frontend *fe;
     const sampler *sampler;
     char pid_dir[600];
+    char watch_word[32];   /* the self-test's result, for every profile's header */
     pthread_mutex_t lock;
     registry_entry *threads;
     int warned_thread, warned_write, warned_fds;
@@ -71,6 +73,23 @@ static int make_pid_dir(char *err, size_t errlen)
     return -1;
 }
 
+/* Once per process, before anything is touched: a library started without
+ * `wasp run` (-agentpath, a bare LD_PRELOAD) must not profile for nothing
+ * on a machine whose watchpoints never trap. watch-check=off (wasp run
+ * --no-watch-check, which warned already) goes on; either way every
+ * profile records what the test saw. */
+static int check_watches(char *err, size_t errlen)
+{
+    watch_check c;
+    watch_check_run(engine.opts.slots, &c);
+    snprintf(engine.watch_word, sizeof(engine.watch_word), "%s %d/%d", watch_verdict_name(c.verdict),
+             c.fired, c.wanted);
+    if (!engine.opts.watch_check || c.verdict == WATCH_FIRES || c.verdict == WATCH_PARTIAL)
+        return 0;
+    watch_check_describe(&c, err, errlen);
+    return -1;
+}
+
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen)
 {
     char why[512];
@@ -78,6 +97,8 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
     if (engine.opts.stack == STACK_AUTO)
         engine.opts.stack = fe->stack_default;
     engine.fe = fe;
+    if (check_watches(err, errlen) < 0)
+        return -1;
     engine.sampler = sampler_select(o, PMU_SYSFS_ROOT, why, sizeof(why));
     if (!engine.sampler) {
         snprintf(err, errlen, "hardware sampling unavailable: %s", why);
@@ -140,6 +161,13 @@ static void registry_remove(thread_state *t)
     pthread_mutex_unlock(&engine.lock);
 }
 
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* wasp takes at most half of `ulimit -n` (the soft limit, read each time:
  * a JVM raises it at start-up), so that the program never meets EMFILE
  * because of us; threads beyond that run unprofiled. */
@@ -176,8 +204,7 @@ static void thread_free(thread_state *t)
 {
     cct_destroy(&t->contexts);
     pairs_destroy(&t->pairs);
-    t->magic = 0;
-    free(t);
+    thread_release(t);
 }
 
 /* Once per process: a thread we cannot profile runs on unprofiled. */
@@ -237,12 +264,13 @@ thread_state *engine_thread_begin(void *thread_data)
 
     if (!engine.active)
         return NULL;
-    t = aligned_alloc(64, (sizeof(thread_state) + 63) & ~(size_t)63);
-    if (!t)
+    t = thread_alloc();
+    if (!t) {
+        warn_thread_failure("too many threads at once (65536) or out of memory");
         return NULL;
-    memset(t, 0, sizeof(*t));
-    t->magic = THREAD_MAGIC;
+    }
     t->tid = gettid();
+    t->start_ns = monotonic_ns();
     t->fe_data = thread_data;
     t->sampler_fd = -1;
     for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
@@ -267,36 +295,67 @@ thread_state *engine_thread_begin(void *thread_data)
         return NULL;
     }
     registry_add(t);
+    /* Live only now: until here a signal carrying t is ignored. */
+    __atomic_store_n(&t->magic, THREAD_MAGIC, __ATOMIC_RELEASE);
     perf_enable(t->sampler_fd, 1);
     return t;
+}
+
+/* A raw rt_sigaction can take SIGTRAP past signal_guard.c: the program
+ * wins, and its profile says when sampling stopped. */
+static void note_sampling_end(thread_state *t)
+{
+    if (t->last_sample_ns > t->start_ns)
+        t->stats[STAT_SAMPLING_MS] = (t->last_sample_ns - t->start_ns) / 1000000;
+    t->stats[STAT_SIGTRAP_LOST] = !handler_still_installed();
 }
 
 static void write_profile(thread_state *t)
 {
     char err[512];
-    if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.pid_dir,
-                            err, sizeof(err)) == 0)
+    if (t->written)
+        return;
+    t->written = 1;
+    note_sampling_end(t);
+    if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.watch_word,
+                            engine.pid_dir, err, sizeof(err)) == 0)
         return;
     if (!__atomic_exchange_n(&engine.warned_write, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "[wasp] ERROR %s\n", err);
+}
+
+/* Stops the handler using t: after this returns, no handler of t's thread
+ * is inside the monitor, and none will enter it. The handler sets
+ * in_handler and then reads closing; we set closing and then read
+ * in_handler, both sequentially consistent, so one of the two sees the
+ * other (a Dekker handshake). A handler runs for microseconds; a thread
+ * stopped inside one (a debugger, SIGSTOP) is waited for up to a second,
+ * then given up: its profile is not written rather than read while it
+ * changes. Returns 0 when quiet. */
+static int stop_handler(thread_state *t)
+{
+    __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 20000; i++) {
+        if (!__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
+            return 0;
+        struct timespec pause = { 0, 50000 };
+        nanosleep(&pause, NULL);
+    }
+    return -1;
 }
 
 void engine_thread_end(thread_state *t)
 {
     if (!t)
         return;
-    t->closing = 1;
-    close_events(t);
+    __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
+    /* Leave the registry first: engine_shutdown, running in another thread,
+     * holds the lock while it disables and writes the threads it knows, so
+     * we wait here until it is done with ours (t->written tells). */
     registry_remove(t);
+    close_events(t);
     write_profile(t);
     thread_free(t);
-}
-
-/* Another thread may be inside its handler right now: let it finish. */
-static void wait_quiet(thread_state *t)
-{
-    for (int i = 0; i < 100000 && t->in_handler; i++)
-        sched_yield();
 }
 
 void engine_shutdown(void)
@@ -308,7 +367,7 @@ void engine_shutdown(void)
      * more ioctl on these fds, which must not land on a reused number. */
     for (registry_entry *e = engine.threads; e; e = e->next) {
         thread_state *t = e->t;
-        t->closing = 1;
+        __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
         if (t->sampler_fd >= 0)
             perf_enable(t->sampler_fd, 0);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
@@ -316,8 +375,8 @@ void engine_shutdown(void)
                 perf_enable(t->bp_fd[i], 0);
     }
     for (registry_entry *e = engine.threads; e; e = e->next) {
-        wait_quiet(e->t);
-        write_profile(e->t);
+        if (stop_handler(e->t) == 0)
+            write_profile(e->t);
     }
     pthread_mutex_unlock(&engine.lock);
 }

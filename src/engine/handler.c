@@ -1,37 +1,32 @@
 /*
- * handler.c - what happens in a thread when its sampler fires or one of its
- * watchpoints traps.
+ * handler.c - the SIGTRAP handler: one entry for both samples and traps.
  *
  * Runs in signal context: no malloc, no locks, no stdio; errno is preserved;
  * SIGTRAPs that are not TRAP_PERF signals of ours go to the previous handler.
- * Watched memory is only read after its breakpoint is disabled (a read of an
- * RW-watched word would trap inside the handler).
+ * What a sample or a trap does is monitor.c's; this file only recognises
+ * the signal, times it and hands it over.
  */
 #include "handler.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/uio.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-#include "access.h"
-#include "decode.h"
-#include "detect.h"
-#include "locate.h"
+#include "monitor.h"
 #include "perf.h"
 
-static struct sigaction previous_action;
-static wasp_options opts;
-static const engine_frontend *frontend;
-static const sampler *active_sampler;
-static uint64_t current_epoch;
-static uint8_t sample_want;   /* wanted_access(), fixed once installed */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
-void handler_new_epoch(void)
-{
-    __atomic_add_fetch(&current_epoch, 1, __ATOMIC_RELEASE);
-}
+/* What the program set for SIGTRAP (or found there before wasp): applied to
+ * its own traps only. */
+static struct sigaction program_action;
+static int installed;
+static int empty_handler;
+/* libc's sigaction: the library may interpose its own (signal_guard.c). */
+static sigaction_fn libc_sigaction;
 
 static uint64_t now_ns(void)
 {
@@ -40,275 +35,49 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Every read of program memory goes through the kernel, so a bad address
- * is an error code here, never a SIGSEGV inside our handler: an access
- * about to run may fault on purpose (the JVM's implicit null checks), and
- * an address recomputed from registers can be wrong when code was entered
- * by a path the decoder did not see (a JIT slow path jumping back). One
- * syscall, about a microsecond, against 12-40 us for the signal itself. */
-static int read_value(const thread_state *t, uint64_t addr, uint32_t len, uint64_t *v)
+void handler_new_epoch(void)
 {
-    struct iovec local = { v, len }, remote = { (void *)(uintptr_t)addr, len };
-    *v = 0;
-    /* The thread's own id names its process too, and unlike getpid() it
-     * costs no system call. */
-    return process_vm_readv(t->tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+    monitor_new_epoch();
 }
 
-static int wants_kind(uint8_t kind)
+/* A SIGTRAP that is not ours goes where the program said, as the kernel
+ * would have sent it: its handler runs with its own sa_mask added to the
+ * mask the thread had (and SIGTRAP unless SA_NODEFER), SA_RESETHAND resets
+ * it first; SIG_IGN drops it; SIG_DFL kills the process by it (it is
+ * blocked while we run, so the re-raised signal arrives as we return). */
+static void pass_on(int sig, siginfo_t *si, void *ctx)
 {
-    if (opts.mode == MODE_SILENT_LOAD)
-        return kind == ACCESS_LOAD;  /* after a read-modify-write memory no longer holds what was loaded */
-    return (kind & ACCESS_STORE) != 0;
-}
-
-/* The kind the mode monitors, and what the look-back should pass over:
- * stack slots when they are excluded (most are addressed through rsp, so
- * an earlier heap access is taken instead of a sample lost), a JIT's
- * constants and its thread structure. */
-static uint8_t wanted_access(void)
-{
-    uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
-    if (opts.stack == STACK_EXCLUDE)
-        want |= ACCESS_SKIP_RSP;
-    if (frontend->rip_relative_is_constant)
-        want |= ACCESS_SKIP_RIP;
-    if (frontend->r15_is_thread)
-        want |= ACCESS_SKIP_R15;
-    return want;
-}
-
-/* Stores far below the stack pointer (beyond the 128-byte red zone) probe
- * the stack's guard pages: JIT method prologues (HotSpot's stack bang),
- * -fstack-clash-protection, alloca probing. They are never read back, so
- * they would fill dead-store reports with pairs nobody can act on. */
-static int is_stack_probe(const ucontext_t *uc, uint64_t addr)
-{
-    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-    return addr < sp - 128 && sp - addr < (1u << 20);
-}
-
-static int excluded_stack(const thread_state *t, uint64_t addr)
-{
-    return opts.stack == STACK_EXCLUDE && addr >= t->stack_lo && addr < t->stack_hi;
-}
-
-static uint32_t overlap_bytes(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
-{
-    uint64_t lo = a > b ? a : b, hi = a + alen < b + blen ? a + alen : b + blen;
-    return hi > lo ? (uint32_t)(hi - lo) : 0;
-}
-
-static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
-{
-    return overlap_bytes(a, alen, b, blen) > 0;
-}
-
-static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
-{
-    for (int i = 0; i < t->watch.nslots; i++) {
-        const watch_slot *s = &t->watch.slot[i];
-        if (s->armed && overlaps(addr, len, s->addr, s->len))
-            return 1;
-    }
-    return 0;
-}
-
-/* C1 or C2: the calling context of the access, interned in the thread's tree. */
-static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t pc)
-{
-    frame_key frames[ENGINE_MAX_FRAMES];
-    int n = frontend->walk(t->fe_data, uc, pc, frames, ENGINE_MAX_FRAMES);
-    if (n <= 0) {
-        t->drops[DROP_UNWIND_FAILED]++;
-        return 0;
-    }
-    uint32_t ctx = cct_intern(&t->contexts, frames, n);
-    if (!ctx)
-        t->drops[DROP_TABLE_FULL]++;
-    return ctx;
-}
-
-static int arm(thread_state *t, int i)
-{
-    watch_slot *s = &t->watch.slot[i];
-    /* A sampled rep stos/movs is about to fill the watch element by element
-     * (bytes, for memset): watch only its last byte until then, so the
-     * pass costs one trap, not eight; absorb_own_trap widens it. */
-    int last_byte_first = s->string && s->priming;
-    return perf_arm_breakpoint(t->bp_fd[i], &t->bp_attr[i],
-                               last_byte_first ? s->addr + s->len - 1 : s->addr,
-                               last_byte_first ? 1 : s->len, opts.mode != MODE_SILENT_STORE);
-}
-
-static void release(thread_state *t, int i)
-{
-    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
-    watch_release(&t->watch, i);
-}
-
-/* Watches armed before the current epoch began watch memory whose objects
- * may have moved (a GC): retire them unfired (paper §5.3). */
-static void retire_old_watches(thread_state *t)
-{
-    uint64_t epoch = __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE);
-    if (t->epoch == epoch)
+    struct sigaction a = program_action;
+    const ucontext_t *uc = ctx;
+    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN)
         return;
-    for (int i = 0; i < t->watch.nslots; i++) {
-        if (t->watch.slot[i].armed) {
-            release(t, i);
-            t->drops[DROP_EPOCH]++;
-        }
-    }
-    t->epoch = epoch;
-}
-
-static void on_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
-{
-    mem_access a;
-    int before_run;
-    uint64_t waddr;
-    uint32_t wlen;
-
-    t->stats[STAT_SAMPLES]++;
-    retire_old_watches(t);
-    enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);
-    if (r == DROP_NONE && !wants_kind(a.kind))
-        r = DROP_WRONG_KIND;
-    if (r == DROP_NONE && ((a.rip_relative && frontend->rip_relative_is_constant) ||
-                           (a.base_r15 && frontend->r15_is_thread)))
-        r = DROP_RUNTIME;
-    if (r == DROP_NONE && is_stack_probe(uc, a.addr))
-        r = DROP_STACK_PROBE;
-    if (r == DROP_NONE && excluded_stack(t, a.addr))
-        r = DROP_STACK;
-    if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
-        r = DROP_ADDR_UNKNOWN;
-    if (r != DROP_NONE) {
-        t->drops[r]++;
-        return;
-    }
-    /* Its own trap already ended any watch on these bytes; a second watch on
-     * them would only make the two slots trap together. */
-    int slot = overlaps_armed(t, waddr, wlen) ? -1 : watch_pick(&t->watch);
-    if (slot < 0) {
-        t->stats[STAT_DECLINED]++;
-        return;
-    }
-    /* An access that has not run yet (before_run) is primed: its own trap
-     * (absorb_own_trap) takes the value it leaves. Until then the watch
-     * holds what memory holds now, which is also the right reference if a
-     * branch skips it and another access traps first. */
-    uint64_t value = 0;
-    if (read_value(t, waddr, wlen, &value) < 0) {
-        t->drops[DROP_UNREADABLE]++;
-        return;
-    }
-    uint32_t ctx = capture_context(t, uc, a.pc);
-    if (!ctx)
-        return;
-    watch_slot *s = &t->watch.slot[slot];
-    if (s->armed)
-        t->stats[STAT_REPLACED]++;
-    *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a.fp,
-                       .string = a.string && before_run,
-                       .value = value, .ctx = ctx, .sample_pc = a.pc, .seen = s->seen,
-                       .epoch = t->epoch };
-    if (arm(t, slot) < 0) {
-        release(t, slot);   /* disables whatever the slot watched before */
-        t->drops[DROP_UNREADABLE]++;
-        return;
-    }
-    t->stats[STAT_ARMED]++;
-}
-
-/* Stops slot i watching and reads what its bytes hold now (the watch must
- * not see our own read). On failure the slot is freed and -1 returned. */
-static int disarm_and_read(thread_state *t, int i, uint64_t *value)
-{
-    watch_slot *s = &t->watch.slot[i];
-    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
-    if (read_value(t, s->addr, s->len, value) == 0)
-        return 0;
-    t->drops[DROP_UNREADABLE]++;
-    watch_release(&t->watch, i);
-    return -1;
-}
-
-/* The trap came from the sampled instruction itself, which had not run when
- * the watch was armed: now it has, so take its value and keep watching. */
-static void absorb_own_trap(thread_state *t, int i)
-{
-    watch_slot *s = &t->watch.slot[i];
-    if (disarm_and_read(t, i, &s->value) < 0)
-        return;
-    s->priming = 0;
-    t->stats[STAT_PRIMED]++;
-    if (arm(t, i) < 0)
-        watch_release(&t->watch, i);
-}
-
-static void on_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
-{
-    mem_access a;
-
-    t->stats[STAT_TRAPS]++;
-    if (i >= t->watch.nslots || !t->watch.slot[i].armed)
-        return;  /* a trap that was already queued when the slot was freed */
-    watch_slot *s = &t->watch.slot[i];
-    if (s->epoch != __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE)) {
-        t->drops[DROP_EPOCH]++;
-        release(t, i);
-        return;
-    }
-    enum drop_reason r = DROP_SPURIOUS_TRAP;
-    /* Asynchronous means SIGTRAP was blocked when the access happened: the
-     * context we see is not the accessing instruction's. */
-    if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC))
-        r = locate_access_before(frontend, uc, s->addr, s->addr + s->len, &a);
-    /* The decoded instruction must be able to have fired this watch: touch
-     * its bytes, and write them when the watch is write-only. */
-    if (r == DROP_NONE && (!overlaps(a.addr, a.size, s->addr, s->len) ||
-                           (opts.mode == MODE_SILENT_STORE && !(a.kind & ACCESS_STORE))))
-        r = DROP_SPURIOUS_TRAP;
-    if (r != DROP_NONE) {
-        t->drops[r]++;
-        release(t, i);
-        return;
-    }
-    if (s->priming && a.pc == s->sample_pc) {
-        absorb_own_trap(t, i);
-        return;
-    }
-    uint64_t now;
-    if (disarm_and_read(t, i, &now) < 0)
-        return;
-    detect_result d = detect_on_trap(opts.mode, s, a.kind, overlap_bytes(a.addr, a.size, s->addr, s->len),
-                                     now, opts.fp_tolerance);
-    if (d.record) {
-        uint32_t ctx = capture_context(t, uc, a.pc);
-        if (ctx && pairs_add(&t->pairs, s->ctx, ctx, d.bytes, d.wasteful, d.approx) < 0)
-            t->drops[DROP_TABLE_FULL]++;
-    }
-    if (d.keep_watching && arm(t, i) == 0) {
-        t->stats[STAT_KEPT]++;
-        return;
-    }
-    watch_release(&t->watch, i);
-}
-
-static void pass_on(int sig, siginfo_t *si, void *uc)
-{
-    if (previous_action.sa_flags & SA_SIGINFO) {
-        if (previous_action.sa_sigaction)
-            previous_action.sa_sigaction(sig, si, uc);
-    } else if (previous_action.sa_handler == SIG_DFL) {
-        /* Not ours and nobody else's: do what the kernel would have done. */
-        signal(sig, SIG_DFL);
+    if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_DFL) {
+        struct sigaction dfl = { 0 };
+        dfl.sa_handler = SIG_DFL;
+        libc_sigaction(sig, &dfl, NULL);
+        installed = 0;
         raise(sig);
-    } else if (previous_action.sa_handler != SIG_IGN) {
-        previous_action.sa_handler(sig);
+        return;
     }
+    if (a.sa_flags & SA_RESETHAND) {
+        memset(&program_action, 0, sizeof(program_action));
+        program_action.sa_handler = SIG_DFL;
+    }
+    sigset_t during = uc->uc_sigmask, ours;
+    for (int s = 1; s < NSIG; s++)
+        if (sigismember(&a.sa_mask, s) == 1)
+            sigaddset(&during, s);
+    if (!(a.sa_flags & SA_NODEFER))
+        sigaddset(&during, sig);
+    sigdelset(&during, SIGTRAP);   /* wasp's own signals must still get through */
+    /* The system call itself: the library's pthread_sigmask is the
+     * program's view (signal_guard.c), not what we set here. */
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &during, &ours, _NSIG / 8);
+    if (a.sa_flags & SA_SIGINFO)
+        a.sa_sigaction(sig, si, ctx);
+    else
+        a.sa_handler(sig);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &ours, NULL, _NSIG / 8);
 }
 
 static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
@@ -321,37 +90,77 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
         return;
     }
     data = perf_sig_data(si);
-    t = (thread_state *)(uintptr_t)(data & ~SIG_TAG_MASK);
-    if (!t || t->magic != THREAD_MAGIC) {
+    /* Ours only if it points into the thread arena: a foreign perf event's
+     * sig_data is never dereferenced. A late signal for a released state
+     * is ours too, and dropped. */
+    if (!thread_in_arena(data & ~SIG_TAG_MASK)) {
         pass_on(sig, si, ctx);
         return;
     }
-    if (t->closing || opts.empty_handler)
+    t = thread_live(data & ~SIG_TAG_MASK);
+    if (!t)
         return;
+    /* The handshake with stop_handler (engine.c): in_handler first, then
+     * closing, both sequentially consistent. */
+    __atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&t->closing, __ATOMIC_SEQ_CST) || empty_handler) {
+        __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+        return;
+    }
     int saved_errno = errno;
-    t->in_handler = 1;
     uint64_t start = now_ns();
     if ((data & SIG_TAG_MASK) == SIG_TAG_SAMPLER) {
-        on_sample(t, si, ctx);
-        t->stats[STAT_SAMPLE_NS] += now_ns() - start;
+        monitor_sample(t, si, ctx);
+        t->last_sample_ns = now_ns();
+        t->stats[STAT_SAMPLE_NS] += t->last_sample_ns - start;
     } else {
-        on_trap(t, si, ctx, (int)(data & SIG_TAG_MASK));
+        monitor_trap(t, si, ctx, (int)(data & SIG_TAG_MASK));
         t->stats[STAT_TRAP_NS] += now_ns() - start;
     }
-    t->in_handler = 0;
+    __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
+}
+
+int handler_owns_sigtrap(void)
+{
+    return __atomic_load_n(&installed, __ATOMIC_ACQUIRE);
+}
+
+int handler_program_action(const struct sigaction *act, struct sigaction *old)
+{
+    if (!handler_owns_sigtrap())
+        return -1;
+    if (old)
+        *old = program_action;
+    if (act)
+        program_action = *act;
+    return 0;
+}
+
+int handler_still_installed(void)
+{
+    struct sigaction now;
+    if (!libc_sigaction || libc_sigaction(SIGTRAP, NULL, &now) < 0)
+        return 0;
+    return (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_sigtrap;
 }
 
 int handler_install(const wasp_options *o, const engine_frontend *fe, const sampler *s)
 {
     struct sigaction sa;
-    opts = *o;
-    frontend = fe;
-    active_sampler = s;
-    sample_want = wanted_access();
+    libc_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    if (!libc_sigaction)
+        libc_sigaction = sigaction;
+    empty_handler = o->empty_handler;
+    monitor_setup(o, fe, s, &monitor_perf_io);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigtrap;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    return sigaction(SIGTRAP, &sa, &previous_action);
+    /* Nothing nests inside our handler: a program's handler that calls
+     * _exit or longjmps must not run while ours holds a half-made pair. */
+    sigfillset(&sa.sa_mask);
+    if (libc_sigaction(SIGTRAP, &sa, &program_action) < 0)
+        return -1;
+    __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
+    return 0;
 }

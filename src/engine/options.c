@@ -24,6 +24,7 @@ void options_defaults(wasp_options *o)
     o->period = OPTIONS_DEFAULT_PERIOD;
     o->slots = OPTIONS_MAX_SLOTS;
     o->fp_tolerance = OPTIONS_DEFAULT_FP_TOLERANCE;
+    o->watch_check = 1;
     snprintf(o->dir, sizeof(o->dir), "wasp-out");
 }
 
@@ -166,12 +167,20 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         snprintf(err, errlen, "bad dir '%s' — give a writable directory path", val);
         return -1;
     }
+    if (strcmp(key, "watch-check") == 0) {
+        if (strcmp(val, "on") == 0 || strcmp(val, "off") == 0) {
+            o->watch_check = strcmp(val, "on") == 0;
+            return 0;
+        }
+        snprintf(err, errlen, "bad watch-check '%s' — use on or off", val);
+        return -1;
+    }
     if (strcmp(key, "empty-handler") == 0) {
         /* Lets bench/ measure signal delivery alone: handler cost = full - empty. */
         o->empty_handler = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
         return 0;
     }
-    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, sampler, period, slots, fp-tolerance, stack, dir", key);
+    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, sampler, period, slots, fp-tolerance, stack, dir, watch-check", key);
     return -1;
 }
 

@@ -34,6 +34,7 @@ typedef struct wasp_options {
     enum wasp_stack stack;  /* whether accesses to the thread's stack are sampled */
     char dir[512];          /* run directory; the process writes into dir/<pid>/ */
     int empty_handler;      /* benchmarks only: signals are taken and ignored */
+    int watch_check;        /* refuse to start where the watch self-test sees no trap */
 } wasp_options;
 
 void options_defaults(wasp_options *o);

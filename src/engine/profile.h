@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define PROFILE_MAGIC "wasp-profile"
-#define PROFILE_VERSION 1
+#define PROFILE_VERSION 2
 
 typedef struct prof_frame {
     char *function;     /* "write_round", "java.util.ArrayList.add"; never NULL */
@@ -66,6 +66,7 @@ typedef struct prof_stat {
 typedef struct profile {
     char mode[32];          /* "dead-store" | "silent-store" | "silent-load" */
     char sampler[32];       /* "software" | "pmu" */
+    char watch_check[32];   /* the process's watch self-test: "fires 4/4", "never-fires 0/4", "unchecked" */
     int64_t pid, tid;
     char *thread_name;      /* "" when unknown */
     char *command;          /* "" when unknown */

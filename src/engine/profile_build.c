@@ -16,12 +16,13 @@
 typedef struct index_map {
     uint64_t *keys_a, *keys_b, *keys_c;
     uint32_t *values;
-    size_t cap;
+    size_t cap, used;
 } index_map;
 
 static int map_init(index_map *m, size_t n)
 {
     m->cap = 16;
+    m->used = 0;
     while (m->cap < n * 2)
         m->cap *= 2;
     m->keys_a = calloc(m->cap, sizeof(uint64_t));
@@ -40,7 +41,10 @@ static void map_free(index_map *m)
 }
 
 /* Returns the slot for (a, b, c); *found tells whether it was already there.
- * Values are stored +1 so that 0 means empty. */
+ * Values are stored +1 so that 0 means empty. NULL when a new key would
+ * fill the table past half: the tables are sized from the thread's counts,
+ * so that never happens unless those counts were wrong, and then a pair is
+ * lost rather than the probe loop never ending. */
 static uint32_t *map_slot(index_map *m, uint64_t a, uint64_t b, uint64_t c, int *found)
 {
     uint64_t h = a * 0x9E3779B97F4A7C15ULL ^ b * 0xC2B2AE3D27D4EB4FULL ^ c * 0x165667B19E3779F9ULL;
@@ -48,6 +52,9 @@ static uint32_t *map_slot(index_map *m, uint64_t a, uint64_t b, uint64_t c, int 
     while (m->values[i] && (m->keys_a[i] != a || m->keys_b[i] != b || m->keys_c[i] != c))
         i = (i + 1) & (m->cap - 1);
     *found = m->values[i] != 0;
+    if (!*found && (m->used + 1) * 2 > m->cap)
+        return NULL;
+    m->used += !*found;
     m->keys_a[i] = a;
     m->keys_b[i] = b;
     m->keys_c[i] = c;
@@ -59,6 +66,7 @@ typedef struct builder {
     const engine_frontend *fe;
     profile *p;
     index_map ctx_map, frame_map;
+    size_t max_frames, max_contexts;   /* what p's arrays were allocated for */
 } builder;
 
 static int code_overlaps(const profile *p, const prof_code *c)
@@ -110,6 +118,8 @@ static uint32_t add_frame(builder *b, frame_key f, int leaf, const frame_key *in
     /* pcs stay below 2^47: the front end's data (a code blob id) fits above. */
     uint64_t insn_key = insn ? insn->id ^ (FRAME_AUX_DATA(insn->aux) << 47) : 0;
     uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, insn_key, &found);
+    if (!slot || b->p->nframes >= b->max_frames)
+        return UINT32_MAX;
     if (found)
         return *slot - 1;
     prof_frame *pf = &b->p->frames[b->p->nframes];
@@ -126,6 +136,8 @@ static uint32_t add_context(builder *b, uint32_t node)
     frame_key path[ENGINE_MAX_FRAMES];
     int found;
     uint32_t *slot = map_slot(&b->ctx_map, node, 0, 0, &found);
+    if (!slot || b->p->ncontexts >= b->max_contexts)
+        return UINT32_MAX;
     if (found)
         return *slot - 1;
     int n = cct_path(&b->t->contexts, node, path, ENGINE_MAX_FRAMES);
@@ -138,8 +150,14 @@ static uint32_t add_context(builder *b, uint32_t node)
         c->frames = NULL;
         return UINT32_MAX;  /* the pair is left out rather than the whole profile lost */
     }
-    for (int i = first; i < n; i++)
+    for (int i = first; i < n; i++) {
         c->frames[i - first] = add_frame(b, path[i], i == first, i == first && first ? &path[0] : NULL);
+        if (c->frames[i - first] == UINT32_MAX) {
+            free(c->frames);
+            c->frames = NULL;
+            return UINT32_MAX;
+        }
+    }
     *slot = (uint32_t)++b->p->ncontexts;
     return *slot - 1;
 }
@@ -228,7 +246,7 @@ static void free_built(profile *p)
     free(p->command);
 }
 
-static int build(builder *b, const wasp_options *o, const char *sampler_name)
+static int build(builder *b, const wasp_options *o, const char *sampler_name, const char *watch_check)
 {
     const thread_state *t = b->t;
     profile *p = b->p;
@@ -239,6 +257,7 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
 
     snprintf(p->mode, sizeof(p->mode), "%s", options_mode_name(o->mode));
     snprintf(p->sampler, sizeof(p->sampler), "%s", sampler_name);
+    snprintf(p->watch_check, sizeof(p->watch_check), "%s", watch_check);
     p->pid = getpid();
     p->tid = t->tid;
     p->thread_name = thread_name(t);
@@ -249,11 +268,16 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
     p->pairs = calloc(npairs ? npairs : 1, sizeof(prof_pair));
     p->contexts = calloc(max_ctx ? max_ctx : 1, sizeof(prof_context));
     p->frames = calloc(max_frames + 1, sizeof(prof_frame));
+    b->max_frames = max_frames + 1;
+    b->max_contexts = max_ctx;
     if (!p->stats || !p->pairs || !p->contexts || !p->frames ||
         map_init(&b->ctx_map, max_ctx) < 0 || map_init(&b->frame_map, max_frames) < 0)
         return -1;
     add_stats(p, t);
-    for (uint32_t i = 0; i < t->pairs.cap; i++) {
+    /* Bounded by what was counted at entry: the thread must not take
+     * signals any more, but if one slipped through, its pair is left out
+     * instead of written past the arrays. */
+    for (uint32_t i = 0; i < t->pairs.cap && p->npairs < npairs; i++) {
         const pair_entry *e = &t->pairs.entries[i];
         if (!e->watch_ctx)
             continue;
@@ -272,7 +296,8 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name)
 }
 
 int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
-                        const char *sampler_name, const char *dir, char *err, size_t errlen)
+                        const char *sampler_name, const char *watch_check, const char *dir,
+                        char *err, size_t errlen)
 {
     profile p;
     builder b = { .t = t, .fe = fe, .p = &p };
@@ -280,7 +305,7 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
     int rc;
 
     memset(&p, 0, sizeof(p));
-    if (build(&b, o, sampler_name) < 0) {
+    if (build(&b, o, sampler_name, watch_check) < 0) {
         snprintf(err, errlen, "out of memory while writing the profile of thread %d", (int)t->tid);
         rc = -1;
     } else {

@@ -9,9 +9,10 @@
 #include "thread.h"
 
 /* Symbolizes the contexts the thread's pairs use and writes
- * dir/<tid>.wasp. Normal context; the thread must no longer take signals.
+ * dir/<tid>.wasp; watch_check is the process's self-test result. Normal context; the thread must no longer take signals.
  * Returns 0, or -1 with a message naming the fix. */
 int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
-                        const char *sampler_name, const char *dir, char *err, size_t errlen);
+                        const char *sampler_name, const char *watch_check, const char *dir,
+                        char *err, size_t errlen);
 
 #endif

@@ -187,6 +187,7 @@ static void pw_header(pw_out *o, const profile *p)
         uselocale(old);
         freelocale(c);
     }
+    pw_line_str(o, "watch_check", p->watch_check[0] ? p->watch_check : "unchecked");
 }
 
 static void pw_body(pw_out *o, const profile *p)

@@ -1,8 +1,10 @@
 /*
  * thread.h - everything the engine keeps for one profiled thread.
  *
- * Allocated when the thread starts (normal context); the signal handler
- * reaches it through the perf sig_data word, so it must stay 8-byte aligned.
+ * Allocated when the thread starts (normal context) from one arena that
+ * stays mapped for the life of the process, so the signal handler can tell
+ * a sig_data word of ours (it points into the arena) from anybody else's
+ * TRAP_PERF signal without dereferencing a foreign pointer.
  */
 #ifndef WASP_THREAD_H
 #define WASP_THREAD_H
@@ -28,8 +30,12 @@ enum thread_stat {
     STAT_KEPT,           /* traps after which the watch stayed armed */
     STAT_SAMPLE_NS,      /* time in the sample handler */
     STAT_TRAP_NS,        /* time in the trap handler */
+    STAT_SAMPLING_MS,    /* from the thread's start to its last sample */
+    STAT_SIGTRAP_LOST,   /* 1: the program took SIGTRAP from wasp (raw rt_sigaction) */
     STAT_COUNT
 };
+
+typedef struct thread_state thread_state;   /* as engine.h names it (C11 allows both) */
 
 struct thread_state {
     uint32_t magic;
@@ -46,13 +52,31 @@ struct thread_state {
     void *fe_data;             /* the front end's per-thread data */
     uint64_t epoch;            /* engine epoch the armed watches belong to */
     uint64_t stack_lo, stack_hi;  /* the thread's stack, for stack=exclude; 0 if unknown */
-    volatile int in_handler;   /* set by the handler while it runs */
-    volatile int closing;      /* set by the writer: handlers become no-ops */
+    int in_handler;            /* set by the handler while it runs (seq_cst, see handler.c) */
+    int closing;               /* set by the writer: handlers become no-ops */
+    int written;               /* its profile was written: never twice */
+    uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
     int registered;
     int fds_reserved;          /* counted against the engine's fd budget */
     char name[32];
 };
 
 const char *thread_stat_name(enum thread_stat s);
+
+/* Normal context. A zeroed state from the arena, or NULL when the arena is
+ * full or cannot be mapped. */
+thread_state *thread_alloc(void);
+
+/* Normal context. Gives t's slot back; late signals that still carry its
+ * address are recognised as ours and ignored. */
+void thread_release(thread_state *t);
+
+/* Signal context. Whether sig_data (tag bits cleared) points into the
+ * arena: a wasp signal, possibly for a state already released. */
+int thread_in_arena(uint64_t addr);
+
+/* Signal context. The live state addr names, or NULL (outside the arena,
+ * not a slot start, released). */
+thread_state *thread_live(uint64_t addr);
 
 #endif

@@ -32,6 +32,13 @@ if [ -n "$missing" ]; then
         >/dev/null 2>&1 || fail "could not install$missing with apt-get"
 fi
 
+# The page is checked on a real run's pairs: that needs watchpoints that trap.
+if [ -x "$WASP" ] && ! "$WASP" doctor --watch >/dev/null 2>&1; then
+    echo "SKIP html: debug registers do not fire on this machine (wasp doctor --watch: $("$WASP" doctor --watch | cut -d' ' -f1))"
+    echo "html: 0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wasp-html.XXXXXX") || fail "mktemp failed"
 if [ "${WASP_HTML_KEEP:-0}" = 1 ]; then echo "# keeping $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
 

@@ -21,9 +21,13 @@ fail() { echo "FAIL sampler: $*"; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wasp-sampler.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$TMP"' EXIT
 
+# Sampler choice needs no trap: where watchpoints never fire, runs go on
+# with --no-watch-check (tests/e2e/run checks the refusal itself).
+NOWATCH=$("$WASP" doctor --watch >/dev/null 2>&1 || echo --no-watch-check)
+
 # run NAME SAMPLER: profiles a command that leaves a mark, into $TMP/NAME.
 run() {
-    "$WASP" run --sampler "$2" -o "$TMP/$1" -- sh -c "touch '$TMP/$1.ran'" 2>"$TMP/$1.err"
+    "$WASP" run $NOWATCH --sampler "$2" -o "$TMP/$1" -- sh -c "touch '$TMP/$1.ran'" 2>"$TMP/$1.err"
 }
 
 # recorded NAME: the sampler the run's profiles say they used.

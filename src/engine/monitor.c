@@ -1,0 +1,310 @@
+/*
+ * monitor.c - what a sample and a trap do to a thread's watches (monitor.h).
+ *
+ * Runs in signal context: no malloc, no locks, no stdio. Watched memory is
+ * only read after its breakpoint is disabled (a read of an RW-watched word
+ * would trap inside the handler), and only through io->read.
+ */
+#include "monitor.h"
+
+#include <sys/uio.h>
+#include "access.h"
+#include "decode.h"
+#include "detect.h"
+#include "locate.h"
+#include "perf.h"
+
+static wasp_options opts;
+static const engine_frontend *frontend;
+static const sampler *active_sampler;
+static const monitor_io *io;
+static uint64_t current_epoch;
+static uint8_t sample_want;   /* wanted_access(), fixed at setup */
+
+void monitor_new_epoch(void)
+{
+    __atomic_add_fetch(&current_epoch, 1, __ATOMIC_RELEASE);
+}
+
+static int wants_kind(uint8_t kind)
+{
+    if (opts.mode == MODE_SILENT_LOAD)
+        return kind == ACCESS_LOAD;  /* after a read-modify-write memory no longer holds what was loaded */
+    return (kind & ACCESS_STORE) != 0;
+}
+
+/* The kind the mode monitors, and what the look-back should pass over:
+ * stack slots when they are excluded (most are addressed through rsp, so
+ * an earlier heap access is taken instead of a sample lost), a JIT's
+ * constants and its thread structure. */
+static uint8_t wanted_access(void)
+{
+    uint8_t want = opts.mode == MODE_SILENT_LOAD ? ACCESS_LOAD : ACCESS_STORE;
+    if (opts.stack == STACK_EXCLUDE)
+        want |= ACCESS_SKIP_RSP;
+    if (frontend->rip_relative_is_constant)
+        want |= ACCESS_SKIP_RIP;
+    if (frontend->r15_is_thread)
+        want |= ACCESS_SKIP_R15;
+    return want;
+}
+
+/* Stores far below the stack pointer (beyond the 128-byte red zone) probe
+ * the stack's guard pages: JIT method prologues (HotSpot's stack bang),
+ * -fstack-clash-protection, alloca probing. They are never read back, so
+ * they would fill dead-store reports with pairs nobody can act on. */
+static int is_stack_probe(const ucontext_t *uc, uint64_t addr)
+{
+    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+    return addr < sp - 128 && sp - addr < (1u << 20);
+}
+
+static int excluded_stack(const thread_state *t, uint64_t addr)
+{
+    return opts.stack == STACK_EXCLUDE && addr >= t->stack_lo && addr < t->stack_hi;
+}
+
+static uint32_t overlap_bytes(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
+{
+    uint64_t lo = a > b ? a : b, hi = a + alen < b + blen ? a + alen : b + blen;
+    return hi > lo ? (uint32_t)(hi - lo) : 0;
+}
+
+static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
+{
+    return overlap_bytes(a, alen, b, blen) > 0;
+}
+
+static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
+{
+    for (int i = 0; i < t->watch.nslots; i++) {
+        const watch_slot *s = &t->watch.slot[i];
+        if (s->armed && overlaps(addr, len, s->addr, s->len))
+            return 1;
+    }
+    return 0;
+}
+
+/* C1 or C2: the calling context of the access, interned in the thread's tree. */
+static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t pc)
+{
+    frame_key frames[ENGINE_MAX_FRAMES];
+    int n = frontend->walk(t->fe_data, uc, pc, frames, ENGINE_MAX_FRAMES);
+    if (n <= 0) {
+        t->drops[DROP_UNWIND_FAILED]++;
+        return 0;
+    }
+    uint32_t ctx = cct_intern(&t->contexts, frames, n);
+    if (!ctx)
+        t->drops[DROP_TABLE_FULL]++;
+    return ctx;
+}
+
+static int arm(thread_state *t, int i)
+{
+    watch_slot *s = &t->watch.slot[i];
+    /* A sampled rep stos/movs is about to fill the watch element by element
+     * (bytes, for memset): watch only its last byte until then, so the
+     * pass costs one trap, not eight; absorb_own_trap widens it. */
+    int last_byte_first = s->string && s->priming;
+    return io->arm(t, i, last_byte_first ? s->addr + s->len - 1 : s->addr,
+                   last_byte_first ? 1 : s->len, opts.mode != MODE_SILENT_STORE);
+}
+
+static void release(thread_state *t, int i)
+{
+    io->disarm(t, i);
+    watch_release(&t->watch, i);
+}
+
+/* Watches armed before the current epoch began watch memory whose objects
+ * may have moved (a GC): retire them unfired (paper §5.3). */
+static void retire_old_watches(thread_state *t)
+{
+    uint64_t epoch = __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE);
+    if (t->epoch == epoch)
+        return;
+    for (int i = 0; i < t->watch.nslots; i++) {
+        if (t->watch.slot[i].armed) {
+            release(t, i);
+            t->drops[DROP_EPOCH]++;
+        }
+    }
+    t->epoch = epoch;
+}
+
+void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
+{
+    mem_access a;
+    int before_run;
+    uint64_t waddr;
+    uint32_t wlen;
+
+    t->stats[STAT_SAMPLES]++;
+    retire_old_watches(t);
+    enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);
+    if (r == DROP_NONE && !wants_kind(a.kind))
+        r = DROP_WRONG_KIND;
+    if (r == DROP_NONE && ((a.rip_relative && frontend->rip_relative_is_constant) ||
+                           (a.base_r15 && frontend->r15_is_thread)))
+        r = DROP_RUNTIME;
+    if (r == DROP_NONE && is_stack_probe(uc, a.addr))
+        r = DROP_STACK_PROBE;
+    if (r == DROP_NONE && excluded_stack(t, a.addr))
+        r = DROP_STACK;
+    if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
+        r = DROP_ADDR_UNKNOWN;
+    if (r != DROP_NONE) {
+        t->drops[r]++;
+        return;
+    }
+    /* Its own trap already ended any watch on these bytes; a second watch on
+     * them would only make the two slots trap together. */
+    int slot = overlaps_armed(t, waddr, wlen) ? -1 : watch_pick(&t->watch);
+    if (slot < 0) {
+        t->stats[STAT_DECLINED]++;
+        return;
+    }
+    /* An access that has not run yet (before_run) is primed: its own trap
+     * (absorb_own_trap) takes the value it leaves. Until then the watch
+     * holds what memory holds now, which is also the right reference if a
+     * branch skips it and another access traps first. */
+    uint64_t value = 0;
+    if (io->read(t, waddr, wlen, &value) < 0) {
+        t->drops[DROP_UNREADABLE]++;
+        return;
+    }
+    uint32_t ctx = capture_context(t, uc, a.pc);
+    if (!ctx)
+        return;
+    watch_slot *s = &t->watch.slot[slot];
+    if (s->armed)
+        t->stats[STAT_REPLACED]++;
+    *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a.fp,
+                       .string = a.string && before_run,
+                       .value = value, .ctx = ctx, .sample_pc = a.pc, .seen = s->seen,
+                       .epoch = t->epoch };
+    if (arm(t, slot) < 0) {
+        release(t, slot);   /* disables whatever the slot watched before */
+        t->drops[DROP_UNREADABLE]++;
+        return;
+    }
+    t->stats[STAT_ARMED]++;
+}
+
+/* Stops slot i watching and reads what its bytes hold now (the watch must
+ * not see our own read). On failure the slot is freed and -1 returned. */
+static int disarm_and_read(thread_state *t, int i, uint64_t *value)
+{
+    watch_slot *s = &t->watch.slot[i];
+    io->disarm(t, i);
+    if (io->read(t, s->addr, s->len, value) == 0)
+        return 0;
+    t->drops[DROP_UNREADABLE]++;
+    watch_release(&t->watch, i);
+    return -1;
+}
+
+/* The trap came from the sampled instruction itself, which had not run when
+ * the watch was armed: now it has, so take its value and keep watching. */
+static void absorb_own_trap(thread_state *t, int i)
+{
+    watch_slot *s = &t->watch.slot[i];
+    if (disarm_and_read(t, i, &s->value) < 0)
+        return;
+    s->priming = 0;
+    t->stats[STAT_PRIMED]++;
+    if (arm(t, i) < 0)
+        watch_release(&t->watch, i);
+}
+
+void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
+{
+    mem_access a;
+
+    t->stats[STAT_TRAPS]++;
+    if (i >= t->watch.nslots || !t->watch.slot[i].armed)
+        return;  /* a trap that was already queued when the slot was freed */
+    watch_slot *s = &t->watch.slot[i];
+    if (s->epoch != __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE)) {
+        t->drops[DROP_EPOCH]++;
+        release(t, i);
+        return;
+    }
+    enum drop_reason r = DROP_SPURIOUS_TRAP;
+    /* Asynchronous means SIGTRAP was blocked when the access happened: the
+     * context we see is not the accessing instruction's. */
+    if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC))
+        r = locate_access_before(frontend, uc, s->addr, s->addr + s->len, &a);
+    /* The decoded instruction must be able to have fired this watch: touch
+     * its bytes, and write them when the watch is write-only. */
+    if (r == DROP_NONE && (!overlaps(a.addr, a.size, s->addr, s->len) ||
+                           (opts.mode == MODE_SILENT_STORE && !(a.kind & ACCESS_STORE))))
+        r = DROP_SPURIOUS_TRAP;
+    if (r != DROP_NONE) {
+        t->drops[r]++;
+        release(t, i);
+        return;
+    }
+    if (s->priming && a.pc == s->sample_pc) {
+        absorb_own_trap(t, i);
+        return;
+    }
+    uint64_t now;
+    if (disarm_and_read(t, i, &now) < 0)
+        return;
+    detect_result d = detect_on_trap(opts.mode, s, a.kind, overlap_bytes(a.addr, a.size, s->addr, s->len),
+                                     now, opts.fp_tolerance);
+    if (d.record) {
+        uint32_t ctx = capture_context(t, uc, a.pc);
+        if (ctx && pairs_add(&t->pairs, s->ctx, ctx, d.bytes, d.wasteful, d.approx) < 0)
+            t->drops[DROP_TABLE_FULL]++;
+    }
+    if (d.keep_watching && arm(t, i) == 0) {
+        t->stats[STAT_KEPT]++;
+        return;
+    }
+    watch_release(&t->watch, i);
+}
+
+
+/* Every read of program memory goes through the kernel, so a bad address
+ * is an error code here, never a SIGSEGV inside our handler: an access
+ * about to run may fault on purpose (the JVM's implicit null checks), and
+ * an address recomputed from registers can be wrong when code was entered
+ * by a path the decoder did not see (a JIT slow path jumping back). One
+ * syscall, about a microsecond, against 12-40 us for the signal itself. */
+static int perf_io_read(const thread_state *t, uint64_t addr, uint32_t len, uint64_t *v)
+{
+    struct iovec local = { v, len }, remote = { (void *)(uintptr_t)addr, len };
+    *v = 0;
+    /* The thread's own id names its process too, and unlike getpid() it
+     * costs no system call. */
+    return process_vm_readv(t->tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static int perf_io_arm(thread_state *t, int i, uint64_t addr, uint32_t len, int rw)
+{
+    return perf_arm_breakpoint(t->bp_fd[i], &t->bp_attr[i], addr, len, rw);
+}
+
+static void perf_io_disarm(thread_state *t, int i)
+{
+    perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
+}
+
+const monitor_io monitor_perf_io = {
+    .arm = perf_io_arm,
+    .disarm = perf_io_disarm,
+    .read = perf_io_read,
+};
+
+void monitor_setup(const wasp_options *o, const engine_frontend *fe, const sampler *s,
+                   const monitor_io *world)
+{
+    opts = *o;
+    frontend = fe;
+    active_sampler = s;
+    io = world;
+    sample_want = wanted_access();
+}
