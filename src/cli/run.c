@@ -22,6 +22,7 @@
 #include "run_check.h"
 #include "pmu_events.h"
 #include "sampler.h"
+#include "signal_cost.h"
 #include "watch_check.h"
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
@@ -208,6 +209,27 @@ static int check_watches(run_args *a, const wasp_options *o)
     return append_option(a, "watch-check", "off");
 }
 
+/* Intervals under a millisecond are checked against what one signal costs
+ * here (measured, ~60 ms): a program sampled faster than the machine can
+ * deliver and handle signals would barely run. Such an interval is
+ * lengthened to the floor, with one WARN line. */
+#define FLOOR_CHECK_BELOW_NS 1000000ULL
+
+static int check_interval_floor(run_args *a, const wasp_options *o)
+{
+    char value[32];
+    if (o->sampler == SAMPLER_PMU || o->interval_ns >= FLOOR_CHECK_BELOW_NS)
+        return 0;
+    uint64_t cost = signal_cost_ns(), floor = signal_cost_floor_ns(cost);
+    if (o->interval_ns >= floor)
+        return 0;
+    fprintf(stderr, "[wasp] WARN --interval %.0fus is shorter than this machine sustains (one sampler "
+            "signal costs %.1fus of CPU here): sampling every %.0fus instead\n",
+            (double)o->interval_ns / 1e3, (double)cost / 1e3, (double)floor / 1e3);
+    snprintf(value, sizeof(value), "%lluns", (unsigned long long)floor);
+    return append_option(a, "interval", value);
+}
+
 int run_main(int argc, char **argv)
 {
     run_args a;
@@ -232,7 +254,7 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
         return 2;
     }
-    if (check_watches(&a, &o) < 0)
+    if (check_watches(&a, &o) < 0 || check_interval_floor(&a, &o) < 0)
         return 2;
     if (o.sampler == SAMPLER_AUTO && s != &sampler_pmu)
         fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -44,7 +45,7 @@ static struct {
     pthread_mutex_t lock;
     registry_entry *threads;
     int warned_thread, warned_write, warned_fds;
-    int fds_held;          /* perf fds open in this process, for fd_budget_take */
+    int fds_held;          /* descriptors wasp holds in this process (engine_fd_budget_take) */
     pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -114,6 +115,7 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
     }
     if (make_pid_dir(err, errlen) < 0)
         return -1;
+    profile_build_number_from(engine.pid_dir);
     if (handler_install(&engine.opts, fe, engine.sampler) < 0) {
         snprintf(err, errlen, "cannot install the SIGTRAP handler: %s", strerror(errno));
         return -1;
@@ -171,7 +173,7 @@ static uint64_t monotonic_ns(void)
 /* wasp takes at most half of `ulimit -n` (the soft limit, read each time:
  * a JVM raises it at start-up), so that the program never meets EMFILE
  * because of us; threads beyond that run unprofiled. */
-static int fd_budget_take(int n)
+int engine_fd_budget_take(int n)
 {
     struct rlimit rl;
     uint64_t limit = 1024;
@@ -186,6 +188,11 @@ static int fd_budget_take(int n)
                 "events; later threads run unprofiled — raise `ulimit -n` to profile them all\n",
                 (held - n) / n, (unsigned long long)limit);
     return -1;
+}
+
+void engine_fd_budget_give(int n)
+{
+    __atomic_sub_fetch(&engine.fds_held, n, __ATOMIC_RELAXED);
 }
 
 static void close_events(thread_state *t)
@@ -231,6 +238,47 @@ static int open_events(thread_state *t, char *err, size_t errlen)
         }
     }
     return engine.sampler->thread_start(t, &engine.opts, err, errlen);
+}
+
+/* The handler runs on a stack of its own: unwinding, decoding and the JVM's
+ * AsyncGetCallTrace take 10-20 KB, more than a small thread stack (or a
+ * JVM thread near its guard zone) has left. A thread that already has an
+ * alternate stack (the program's) keeps it. MAP_NORESERVE: only the pages
+ * the handler touches cost memory; the lowest page guards. */
+#define ALTSTACK_SIZE (256u * 1024u)
+
+static void give_signal_stack(thread_state *t)
+{
+    stack_t now, ours;
+    if (sigaltstack(NULL, &now) != 0 || !(now.ss_flags & SS_DISABLE))
+        return;
+    char *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    mprotect(p, 4096, PROT_NONE);
+    ours.ss_sp = p + 4096;
+    ours.ss_size = ALTSTACK_SIZE - 4096;
+    ours.ss_flags = 0;
+    if (sigaltstack(&ours, NULL) != 0) {
+        munmap(p, ALTSTACK_SIZE);
+        return;
+    }
+    t->altstack = p;
+}
+
+/* In the thread itself, once no handler of ours can run in it. */
+static void take_signal_stack(thread_state *t)
+{
+    stack_t now, off = { .ss_flags = SS_DISABLE };
+    if (!t->altstack)
+        return;
+    if (sigaltstack(NULL, &now) == 0 && now.ss_sp == (char *)t->altstack + 4096)
+        sigaltstack(&off, NULL);
+    else
+        return;   /* the program set its own since: ours may be unused, but stays */
+    munmap(t->altstack, ALTSTACK_SIZE);
+    t->altstack = NULL;
 }
 
 /* The calling thread's stack, [lo, hi). Returns 0 or -1. */
@@ -283,7 +331,7 @@ thread_state *engine_thread_begin(void *thread_data)
         thread_free(t);
         return NULL;
     }
-    if (fd_budget_take(engine.opts.slots + 1) < 0) {
+    if (engine_fd_budget_take(engine.opts.slots + 1) < 0) {
         thread_free(t);
         return NULL;
     }
@@ -294,6 +342,7 @@ thread_state *engine_thread_begin(void *thread_data)
         thread_free(t);
         return NULL;
     }
+    give_signal_stack(t);
     registry_add(t);
     /* Live only now: until here a signal carrying t is ignored. */
     __atomic_store_n(&t->magic, THREAD_MAGIC, __ATOMIC_RELEASE);
@@ -354,6 +403,7 @@ void engine_thread_end(thread_state *t)
      * we wait here until it is done with ours (t->written tells). */
     registry_remove(t);
     close_events(t);
+    take_signal_stack(t);
     write_profile(t);
     thread_free(t);
 }

@@ -97,6 +97,12 @@ void engine_thread_end(thread_state *t);
 /* At process exit, from any thread: stop every thread, write every profile. */
 void engine_shutdown(void);
 
+/* Normal context. Every descriptor wasp holds counts against half of
+ * `ulimit -n`, so the program never meets EMFILE because of us: take n
+ * (0, or -1 with one warning per process when over) and give them back. */
+int engine_fd_budget_take(int n);
+void engine_fd_budget_give(int n);
+
 /* In the child after fork(): forget the parent's threads, profile this one. */
 thread_state *engine_after_fork_child(void *thread_data);
 

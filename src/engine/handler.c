@@ -155,7 +155,8 @@ int handler_install(const wasp_options *o, const engine_frontend *fe, const samp
     monitor_setup(o, fe, s, &monitor_perf_io);
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigtrap;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    /* On the thread's alternate stack (engine.c gives each one). */
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     /* Nothing nests inside our handler: a program's handler that calls
      * _exit or longjmps must not run while ours holds a half-made pair. */
     sigfillset(&sa.sa_mask);

@@ -104,11 +104,11 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
     }
     if (strcmp(key, "interval") == 0) {
         uint64_t ns;
-        if (options_parse_duration(val, &ns) == 0 && ns >= 10000) {
+        if (options_parse_duration(val, &ns) == 0 && ns >= OPTIONS_MIN_INTERVAL_NS) {
             o->interval_ns = ns;
             return 0;
         }
-        snprintf(err, errlen, "bad interval '%s' — give a CPU-time period of at least 10us, e.g. 5ms or 500us", val);
+        snprintf(err, errlen, "bad interval '%s' — give a CPU-time period of at least 100us, e.g. 5ms or 500us", val);
         return -1;
     }
     if (strcmp(key, "sampler") == 0) {

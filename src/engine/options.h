@@ -19,6 +19,11 @@ enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 
 #define OPTIONS_MAX_SLOTS 4
 #define OPTIONS_DEFAULT_INTERVAL_NS 10000000ULL  /* 10 ms of CPU time: see docs/how-it-works.md */
+/* Below this a sample's own cost (delivery 12-40 us, handler 10-40 us, all
+ * counted as the thread's CPU time) leaves the program too little time to
+ * run: 10 us never finished /bin/true, 12 us took 2.5 s. `wasp run` also
+ * measures the machine (signal_cost.h) and may ask for more. */
+#define OPTIONS_MIN_INTERVAL_NS 100000ULL
 #define OPTIONS_DEFAULT_FP_TOLERANCE 0.01
 /* Accesses per PMU sample: a store-heavy thread (~2e8 stores/s) gets about
  * the software default's 200 samples/s; JXPerf used 0.5M-10M (docs/pmu.md). */

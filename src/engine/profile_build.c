@@ -4,6 +4,7 @@
  */
 #include "profile_build.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,6 +296,24 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name, co
     return 0;
 }
 
+static unsigned sequence;
+
+/* An image exec'd by a profiled one writes into the same pid directory:
+ * numbering from the files already there keeps the earlier image's. */
+void profile_build_number_from(const char *dir)
+{
+    unsigned n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t l = strlen(e->d_name);
+        n += l > 5 && strcmp(e->d_name + l - 5, ".wasp") == 0;
+    }
+    closedir(d);
+    __atomic_store_n(&sequence, n, __ATOMIC_RELAXED);
+}
+
 int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
                         const char *sampler_name, const char *watch_check, const char *dir,
                         char *err, size_t errlen)
@@ -310,8 +329,8 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
         rc = -1;
     } else {
         /* A thread id can be profiled twice (the JVM re-attaches its main
-         * thread as DestroyJavaVM): the sequence number keeps both. */
-        static unsigned sequence;
+         * thread as DestroyJavaVM; an exec'd image keeps its pid and main
+         * tid): the sequence number keeps both. */
         snprintf(path, sizeof(path), "%s/%d-%u.wasp", dir, (int)t->tid,
                  __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED));
         rc = profile_write(&p, path, err, errlen);

@@ -15,4 +15,8 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
                         const char *sampler_name, const char *watch_check, const char *dir,
                         char *err, size_t errlen);
 
+/* Normal context, once per image: profile numbers start after the files
+ * already in dir. */
+void profile_build_number_from(const char *dir);
+
 #endif

@@ -56,6 +56,7 @@ struct thread_state {
     int closing;               /* set by the writer: handlers become no-ops */
     int written;               /* its profile was written: never twice */
     uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
+    void *altstack;            /* the signal stack wasp gave the thread, or NULL */
     int registered;
     int fds_reserved;          /* counted against the engine's fd budget */
     char name[32];

@@ -14,4 +14,11 @@ void native_unwind_init(void);
 /* symbols.c: names a native frame (normal context). */
 void native_symbolize(frame_key f, int leaf, prof_frame *out);
 
+/* preload.c: writes every profile of this process before an exec replaces
+ * it (nothing when it is not profiled, or is a vfork child). */
+void native_write_before_exec(void);
+
+/* symbols.c: in a forked child, before anything is named. */
+void native_symbols_after_fork_child(void);
+
 #endif

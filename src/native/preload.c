@@ -19,6 +19,7 @@
 
 #include "native.h"
 #include "stop_signals.h"
+#include "writer.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -78,40 +79,67 @@ static int is_java_launcher(void)
 
 static void on_fork_child(void)
 {
-    stop_signals_after_fork_child();
+    /* The parent's writer did not come along: the child's stop signals
+     * and exits need one of their own. */
+    native_symbols_after_fork_child();
     pthread_setspecific(thread_key, engine_after_fork_child(NULL));
+    if (engine_active())
+        writer_start();
 }
+
+/* How long an exit waits for its profiles. exit() runs in normal context
+ * and may have much to symbolize; _exit is often called from a signal
+ * handler, where the writer may wait on a lock the interrupted code holds:
+ * then the profiles are given up rather than the program hung. */
+#define EXIT_WAIT_MS 60000
+#define UNDERSCORE_EXIT_WAIT_MS 5000
 
 static void on_exit_write_all(void)
 {
     /* In a JVM the agent writes at VMDeath; a JVM calling _exit is dying. */
-    if (profiling_natively && engine_owns_process())
+    if (!profiling_natively || !engine_owns_process())
+        return;
+    if (writer_final_write(EXIT_WAIT_MS) == WRITER_NONE)
         engine_shutdown();
 }
 
-/* _exit skips atexit, and forked children usually end with it: write the
- * profiles first. Not in a vfork child, which runs on the parent's memory
- * (engine_owns_process tells). */
-typedef void (*exit_fn)(int);
-
-__attribute__((noreturn)) static void exit_after_writing(const char *name, int status)
+void native_write_before_exec(void)
 {
-    exit_fn real = (exit_fn)dlsym(RTLD_NEXT, name);
     on_exit_write_all();
-    if (real)
-        real(status);
+}
+
+static void say(const char *text)
+{
+    ssize_t rc = write(2, text, strlen(text));
+    (void)rc;
+}
+
+/* _exit skips atexit, and forked children usually end with it: have the
+ * writer write the profiles first. Not in a vfork child, which runs on the
+ * parent's memory (engine_owns_process tells). Async-signal-safe, as _exit
+ * is: no dlsym, no stdio. */
+__attribute__((noreturn)) static void exit_after_writing(int status)
+{
+    if (profiling_natively && engine_owns_process()) {
+        int rc = writer_final_write(UNDERSCORE_EXIT_WAIT_MS);
+        if (rc == WRITER_NONE)
+            say("[wasp] WARN _exit in a process without a writer thread: its profiles are not written\n");
+        else if (rc < 0)
+            say("[wasp] WARN _exit: the profiles could not be written in time (a lock held by the "
+                "interrupted code?); the process ends without them\n");
+    }
     syscall(SYS_exit_group, status);
     __builtin_unreachable();
 }
 
 void _exit(int status)
 {
-    exit_after_writing("_exit", status);
+    exit_after_writing(status);
 }
 
 void _Exit(int status)
 {
-    exit_after_writing("_Exit", status);
+    exit_after_writing(status);
 }
 
 __attribute__((constructor)) static void preload_start(void)
@@ -133,6 +161,7 @@ __attribute__((constructor)) static void preload_start(void)
     pthread_key_create(&thread_key, on_thread_exit);
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(on_exit_write_all);
-    stop_signals_start();
+    if (writer_start() == 0)
+        stop_signals_start();
     begin_this_thread();
 }

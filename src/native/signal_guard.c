@@ -70,51 +70,31 @@ static void note_trap_mask(int how, const sigset_t *set)
         trap_blocked = how == SIG_BLOCK;
 }
 
-/* Outside handlers SIGTRAP is never really blocked (below), so a blocked
- * SIGTRAP means a handler runs: wasp's own, which masks every signal, or a
- * program's SIGTRAP handler it passed a trap to. */
-static int trap_really_blocked(sigmask_fn real)
-{
-    sigset_t now;
-    return real(SIG_BLOCK, NULL, &now) == 0 && sigismember(&now, SIGTRAP) == 1;
-}
-
-/* Inside a handler the mask changes but SIGTRAP stays blocked, and the
- * program's recorded view is left alone (the kernel restores the mask when
- * the handler returns). libunwind, walking a stack in wasp's handler, saves
- * and restores the mask around its locks and its pthread_once; unblocking
- * SIGTRAP there let the next sample in, whose walk then waited forever for
- * the lock the interrupted walk held (every run hung in the QEMU guest,
- * where watchpoints fire). */
-static int keep_trap_blocked(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
-{
-    sigset_t with;
-    if (!set)
-        return real(how, set, old);
-    with = *set;
-    if (how == SIG_SETMASK)
-        sigaddset(&with, SIGTRAP);
-    else if (how == SIG_UNBLOCK)
-        sigdelset(&with, SIGTRAP);
-    return real(how, &with, old);
-}
-
-/* Blocks what the program asks for except SIGTRAP while wasp owns it. The
- * old mask it reads back shows SIGTRAP blocked where it blocked it. */
+/* Applies what the program asks for, except that SIGTRAP's real state
+ * never changes while wasp owns it: unblocked in program code, so samples
+ * come; blocked inside wasp's own handler, where libraries it calls
+ * (libunwind) save, fill and restore the mask around their locks and must
+ * not let a nested sample in. The old mask the program reads back shows
+ * SIGTRAP blocked where it blocked it. */
 static int guarded_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
 {
     if (!handler_owns_sigtrap())
         return real(how, set, old);
-    if (trap_really_blocked(real))
-        return keep_trap_blocked(real, how, set, old);
     int was_blocked = trap_blocked;
-    sigset_t without;
-    if (set) {
-        without = *set;
-        if (how != SIG_UNBLOCK)
-            sigdelset(&without, SIGTRAP);
+    if (!set) {
+        int rc = real(how, NULL, old);
+        if (rc == 0 && old && was_blocked)
+            sigaddset(old, SIGTRAP);
+        return rc;
     }
-    int rc = real(how, set ? &without : NULL, old);
+    sigset_t now, kept = *set;
+    if (real(SIG_BLOCK, NULL, &now) != 0)
+        return real(how, set, old);
+    if (how == SIG_SETMASK && sigismember(&now, SIGTRAP) == 1)
+        sigaddset(&kept, SIGTRAP);
+    else
+        sigdelset(&kept, SIGTRAP);
+    int rc = real(how, &kept, old);
     if (rc == 0 && old && was_blocked)
         sigaddset(old, SIGTRAP);
     if (rc == 0 && set)

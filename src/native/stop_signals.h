@@ -5,11 +5,9 @@
 #ifndef WASP_STOP_SIGNALS_H
 #define WASP_STOP_SIGNALS_H
 
-/* Once the engine runs: catches those of the signals left at their default
- * action. */
+/* Once the engine and its writer (writer.h) run: catches those of the
+ * signals left at their default action. A forked child inherits the
+ * handlers; its own writer serves them. */
 void stop_signals_start(void);
-
-/* In a forked child: a watcher of its own. */
-void stop_signals_after_fork_child(void);
 
 #endif

@@ -4,9 +4,14 @@
  *
  * Normal context only (profile writing). One Dwfl session per process,
  * guarded by a mutex, rebuilt when an address falls outside every module it
- * knows (a library loaded after the last build).
+ * knows (a library loaded after the last build). libdw keeps each module's
+ * ELF file open: those descriptors are close-on-exec and counted in wasp's
+ * descriptor budget. A forked child starts with no session and a fresh
+ * lock: the parent's may have been held by a thread that did not come
+ * along.
  */
 #include <dwarf.h>
+#include <fcntl.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
@@ -23,6 +28,7 @@ char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status) __at
 
 static pthread_mutex_t symbols_lock = PTHREAD_MUTEX_INITIALIZER;
 static Dwfl *session;
+static int session_fds;   /* ELF descriptors the session holds, in the budget */
 
 /* Only the DWARF inside each binary: separate debug files (the -dbg and
  * dbgsym packages) are compressed, and inflating libc's costs 20-40 ms at
@@ -36,8 +42,30 @@ static int no_separate_debuginfo(Dwfl_Module *mod, void **userdata, const char *
     return -1;
 }
 
+/* libdw's own finder, with its descriptor made close-on-exec (it would
+ * leak into every program exec'd) and counted. Over budget, the module
+ * goes unnamed rather than the program short of descriptors. */
+static int find_elf_cloexec(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                            char **file_name, Elf **elfp)
+{
+    int fd = dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+    if (fd < 0)
+        return fd;
+    if (engine_fd_budget_take(1) < 0) {
+        if (*elfp) {
+            elf_end(*elfp);
+            *elfp = NULL;
+        }
+        close(fd);
+        return -1;
+    }
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    session_fds++;
+    return fd;
+}
+
 static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
+    .find_elf = find_elf_cloexec,
     .find_debuginfo = no_separate_debuginfo,
 };
 
@@ -60,8 +88,11 @@ static Dwfl_Module *module_of(uint64_t addr)
         session = session_open();
     Dwfl_Module *m = session ? dwfl_addrmodule(session, addr) : NULL;
     if (!m) {
-        if (session)
+        if (session) {
             dwfl_end(session);
+            engine_fd_budget_give(session_fds);
+            session_fds = 0;
+        }
         session = session_open();
         m = session ? dwfl_addrmodule(session, addr) : NULL;
     }
@@ -177,4 +208,11 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
     if (leaf)
         decode_format(f.id, 0, text, sizeof(text));
     out->instruction = strdup(text);
+}
+
+void native_symbols_after_fork_child(void)
+{
+    pthread_mutex_init(&symbols_lock, NULL);
+    session = NULL;   /* the parent's, possibly half-built: left alone */
+    session_fds = 0;
 }

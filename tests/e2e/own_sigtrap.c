@@ -143,7 +143,7 @@ static int mode_foreign(void)
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
     a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = 20000000;   /* 20 ms of CPU */
+    a.sample_period = 5000000;    /* 5 ms of CPU: ~60 in the 0.3 s spin */
     a.exclude_kernel = 1;
     a.sigtrap = 1;
     a.remove_on_exec = 1;

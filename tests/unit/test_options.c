@@ -46,7 +46,9 @@ static void check_rejected(const char *text, const char *needle)
 TEST(bad_input_is_named_in_the_message)
 {
     check_rejected("mode=fast", "unknown mode 'fast'");
-    check_rejected("interval=5", "bad interval '5'");       /* 5 ns: below the 10us floor */
+    check_rejected("interval=5", "bad interval '5'");       /* 5 ns: below the 100us floor */
+    check_rejected("interval=10us", "bad interval '10us'"); /* livelocked /bin/true */
+    check_rejected("interval=99us", "at least 100us");
     check_rejected("interval=soon", "bad interval 'soon'");
     check_rejected("slots=5", "bad slots '5'");
     check_rejected("slots=", "bad slots ''");
