@@ -1,10 +1,10 @@
 # wasp - one Makefile. `make` builds build/bin/wasp and build/lib/libwasp.so;
-# `make test` builds and runs every test; `make demo` profiles the bundled example.
+# `make test` builds and runs every test (`make stress`: the stress suite); `make demo` profiles the bundled example.
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
-BASE    := -std=c11 -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer $(WARN) -Isrc/engine -Isrc/native -Isrc/cli -Ibuild/gen
+BASE    := -std=c11 -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer $(WARN) -Isrc/engine -Isrc/native -Isrc/jvm -Isrc/cli -Ibuild/gen
 LIBS    := -lZydis -lunwind -ldw -lelf -lz -lpthread -lm -ldl
 
 ENGINE_SRC := $(wildcard src/engine/*.c)
@@ -67,6 +67,9 @@ build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $^ $(LIBS)
 
+# Unit tests of JVM front-end files that include no JVM header.
+build/tests/test_stubstep: build/obj/src/jvm/stubstep.o build/obj/src/jvm/codemap.o
+
 unit: all $(UNIT_BIN)
 	@tests/unit/run $(UNIT_BIN)
 
@@ -77,6 +80,11 @@ e2e: all guest-deps
 test: all $(UNIT_BIN) guest-deps
 	@tests/run-all
 
+# The stress suite (not part of `test`): docs/testing.md, "Stress suite".
+# WASP_STRESS_QUICK=1 runs it in about 5 minutes (a 60 s JVM soak).
+stress: all
+	@tests/stress/run
+
 demo: all
 	@examples/demo.sh
 
@@ -86,5 +94,5 @@ bench: all
 clean:
 	rm -rf build
 
-.PHONY: all deps guest-deps unit e2e test demo bench clean
+.PHONY: all deps guest-deps unit e2e test stress demo bench clean
 -include $(shell find build/obj -name '*.d' 2>/dev/null)

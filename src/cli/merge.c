@@ -6,11 +6,10 @@
  * first, each ended by a NUL. The instruction is not part of it: a JIT or
  * compiler that unrolls a loop makes several instructions of one source
  * line, and the user fixes the line; the instruction shown is that of the
- * occurrence with the most bytes (one in JIT code first, for its listing)
- * (preferring one in JIT code whose bytes the profile kept: merge_code.c).
- * The reader rejects
- * NUL inside fields, so two contexts are symbolically equal exactly when
- * their keys are equal. Profiles are merged one at a time so a run with
+ * occurrence with the most bytes, one in JIT code whose bytes the profile
+ * kept first, for its listing (ctx_prefer_leaf, merge_code.c). The reader
+ * rejects NUL inside fields, so two contexts are symbolically equal exactly
+ * when their keys are equal. Profiles are merged one at a time so a run with
  * many threads never needs all of them in memory at once.
  */
 #include "merge_internal.h"

@@ -3,17 +3,19 @@
  * one (paper §5.6), with the Eq. 1/2 fractions computed.
  *
  * Two contexts are the same when they are symbolically equal: the same
- * frames (function, file, line), leaf first, and the same leaf instruction
- * text. Pcs and modules are not part of the identity, so threads and
- * processes with different load addresses coalesce. The report writers
+ * frames (function, file, line), leaf first. Pcs, modules and the leaf
+ * instruction are not part of the identity, so threads and processes with
+ * different load addresses coalesce, and so do the copies of one source
+ * line that loop unrolling or a JIT makes (merge.c). The report writers
  * (out_text.c, out_json.c, out_html.c, out_collapsed.c) read this model and
  * nothing else.
  *
- * A context shows one instruction: the first seen whose pc lies in the
- * machine code of a JIT-compiled method (a code blob of its profile), else
- * the first seen. It keeps that instruction's pc and, when there is one,
- * the blob, deduplicated across threads (merge_code.c), so the HTML report
- * can disassemble it around the instruction.
+ * A context shows one instruction: of its occurrences, one whose pc lies in
+ * the machine code of a JIT-compiled method (a code blob its profile kept)
+ * beats one outside, then the one with the most bytes wins. It keeps that
+ * instruction's pc and, when there is one, the blob, deduplicated across
+ * threads (merge_code.c), so the HTML report can disassemble it around the
+ * instruction.
  */
 #ifndef WASP_MERGE_H
 #define WASP_MERGE_H

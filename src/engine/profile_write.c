@@ -7,7 +7,8 @@
  * reader assume it never sees half a file. Codes are written by increasing
  * start whatever their order in memory. The whole body is first built in
  * memory so the checksum and record count are known before anything touches
- * the disk. Not signal-safe: it allocates and uses stdio.
+ * the disk (with write(2), never through a stdio buffer a fork would copy).
+ * Not signal-safe: it allocates and uses stdio (open_memstream).
  */
 #include "profile.h"
 
@@ -272,9 +273,30 @@ unsigned long profile_crc(const char *buf, size_t len)
     return crc;
 }
 
+/* write(2) until done: 0, or -1 with errno. */
+static int pw_write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 /* Writes buf to a fresh temporary file next to path and renames it over
  * path. The temp name carries pid and tid so concurrent writers in one
- * process or in forked children never share it. */
+ * process or in forked children never share it. No stdio buffer: a child
+ * forked by another thread while we write would flush its copy of the
+ * buffer into the same file at its exit() (tests/stress: fork_noexec saw
+ * profiles written twice over). */
 static int pw_publish(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
     size_t tmplen = strlen(path) + 64;
@@ -285,17 +307,14 @@ static int pw_publish(const char *path, const char *buf, size_t len, char *err, 
     }
     snprintf(tmp, tmplen, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)syscall(SYS_gettid));
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
+    if (fd < 0) {
         pw_err(err, errlen, "%s: %s", tmp, strerror(errno));
-        if (fd >= 0) { close(fd); unlink(tmp); }
         free(tmp);
         return -1;
     }
-    size_t n = fwrite(buf, 1, len, f);
-    int bad = n != len || fflush(f) != 0 || ferror(f);
-    int saved = errno;
-    if (fclose(f) != 0 && !bad) { bad = 1; saved = errno; }
+    int bad = pw_write_all(fd, buf, len) != 0;
+    int saved = bad ? errno : 0;
+    if (close(fd) != 0 && !bad) { bad = 1; saved = errno; }
     if (!bad && rename(tmp, path) != 0) { bad = 1; saved = errno; }
     if (bad) {
         pw_err(err, errlen, "%s: %s", path, strerror(saved ? saved : EIO));

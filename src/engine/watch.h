@@ -2,7 +2,8 @@
  * watch.h - the debug-register slots of one thread and reservoir replacement.
  *
  * Pure logic, signal-safe, no system calls: which slot a new sample takes
- * (paper §5.2) and what each slot is watching. breakpoint.c does the arming.
+ * (paper §5.2) and what each slot is watching. monitor.c decides when to
+ * arm and perf.c arms (perf_arm_breakpoint).
  */
 #ifndef WASP_WATCH_H
 #define WASP_WATCH_H

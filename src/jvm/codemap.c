@@ -128,7 +128,7 @@ void codemap_remove(uint64_t start, uint64_t method)
             /* The JVM reports an unload before it reuses the memory. */
             if (b->wanted && !b->saved && (b->saved = malloc(b->end - b->start)))
                 memcpy(b->saved, (const void *)(uintptr_t)b->start, b->end - b->start);
-            b->dead = 1;
+            __atomic_store_n(&b->dead, 1, __ATOMIC_RELEASE);   /* after saved: copy_code reads them in that order */
             break;
         }
     }

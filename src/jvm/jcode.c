@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "codemap.h"
 #include "decode.h"
 #include "jvm.h"
+#include "memread.h"
 
 static int by_offset(const void *a, const void *b)
 {
@@ -90,23 +90,28 @@ code_scope *jcode_scopes(jmethodID method, uint64_t start, uint64_t size, const 
     return s;
 }
 
-/* Live code may be recompiled away at any time: let the kernel copy it. */
+/* Live code may be recompiled away at any time: let the kernel copy it.
+ * The blob may die between the caller's look and this one, and a dead blob
+ * has no bytes when they could not be saved at its unload (out of memory):
+ * dead and saved are read once, here. */
 static uint8_t *copy_code(const code_blob *b)
 {
     size_t size = b->end - b->start;
     uint8_t *bytes = malloc(size);
+    const uint8_t *saved;
     if (!bytes)
         return NULL;
-    if (b->dead) {
-        memcpy(bytes, b->saved, size);
+    if (__atomic_load_n(&b->dead, __ATOMIC_ACQUIRE)) {
+        saved = __atomic_load_n(&b->saved, __ATOMIC_ACQUIRE);
+        if (saved) {
+            memcpy(bytes, saved, size);
+            return bytes;
+        }
+    } else if (memread(getpid(), b->start, bytes, size) == 0) {
         return bytes;
     }
-    struct iovec local = { bytes, size }, remote = { (void *)(uintptr_t)b->start, size };
-    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)size) {
-        free(bytes);
-        return NULL;
-    }
-    return bytes;
+    free(bytes);
+    return NULL;
 }
 
 /* A scope record covers the code after the previous record up to itself. */

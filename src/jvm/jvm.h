@@ -6,12 +6,14 @@
 
 #include <jvmti.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "engine.h"
 
 /* Per Java thread: what the signal handler needs to walk its stack. */
 typedef struct jvm_thread {
     JNIEnv *env;
-    uint64_t stack_lo, stack_hi;   /* readable stack range, for stepping out of stubs */
+    pid_t tid;                     /* for reading its stack through the kernel */
+    uint64_t stack_lo, stack_hi;   /* its stack range, for stepping out of stubs */
     thread_state *state;
 } jvm_thread;
 

@@ -4,10 +4,10 @@
  * safepoint bias), and code bounds from the code map.
  *
  * Runs in signal context. AsyncGetCallTrace fails inside code-cache stubs
- * (arraycopy, intrinsics: "unknown Java", DESIGN.md); there we step out to
- * the stub's caller, by its return address at the stack top or through the
- * frame pointer, so the access is attributed to the Java frame that called
- * the stub instead of being dropped.
+ * (arraycopy, intrinsics: it returns "unknown Java"); there we step out to
+ * the stub's caller (stubstep.c), by its return address at the stack top or
+ * through the frame pointer, so the access is attributed to the Java frame
+ * that called the stub instead of being dropped.
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 #include "codemap.h"
 #include "decode.h"
 #include "jvm.h"
+#include "stubstep.h"
 
 typedef struct {
     jint lineno;          /* bci for Java frames; negative for special frames */
@@ -74,11 +75,6 @@ static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
     return 0;
 }
 
-static int on_stack(const jvm_thread *jt, uint64_t addr)
-{
-    return addr >= jt->stack_lo && addr + 8 <= jt->stack_hi;
-}
-
 static int call_trace(jvm_thread *jt, ucontext_t *uc, asgct_frame *frames, int max)
 {
     asgct_trace trace = { .env_id = jt->env, .num_frames = 0, .frames = frames };
@@ -86,43 +82,16 @@ static int call_trace(jvm_thread *jt, ucontext_t *uc, asgct_frame *frames, int m
     return trace.num_frames;
 }
 
-/* The caller of a frameless stub: return address on top of the stack. */
-static int step_by_stack_top(const jvm_thread *jt, ucontext_t *uc)
-{
-    uint64_t sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-    if (!on_stack(jt, sp))
-        return -1;
-    uint64_t ret = *(const uint64_t *)sp;
-    if (!codemap_find(ret))
-        return -1;
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ret - 1);   /* in the call: see jvm_walk */
-    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 8);
-    return 0;
-}
-
-/* The caller of a stub that keeps a frame pointer. */
-static int step_by_frame_pointer(const jvm_thread *jt, ucontext_t *uc)
-{
-    uint64_t fp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
-    if (!on_stack(jt, fp) || !on_stack(jt, fp + 8))
-        return -1;
-    uint64_t ret = ((const uint64_t *)fp)[1];
-    if (!codemap_find(ret))
-        return -1;
-    uc->uc_mcontext.gregs[REG_RIP] = (greg_t)(ret - 1);   /* in the call: see jvm_walk */
-    uc->uc_mcontext.gregs[REG_RSP] = (greg_t)(fp + 16);
-    uc->uc_mcontext.gregs[REG_RBP] = (greg_t)((const uint64_t *)fp)[0];
-    return 0;
-}
-
 static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max)
 {
     jvm_thread *jt = thread_data;
     asgct_frame frames[ENGINE_MAX_FRAMES];
     ucontext_t copy;
+    stub_stack stack;
 
     if (!jt || !jt->env || !async_get_call_trace || max < 2)
         return -1;
+    stack = (stub_stack){ .tid = jt->tid, .lo = jt->stack_lo, .hi = jt->stack_hi };
     /* Walk from the accessing instruction itself, not from the pc the signal
      * left us at (the next instruction, or later). C2's extra PcDescs mark
      * the *end* of the code a scope covers and ASGCT looks up
@@ -138,12 +107,12 @@ static int jvm_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, f
     int n = call_trace(jt, &copy, frames, max - 1);
     if (n <= 0) {
         memcpy(&copy, uc, sizeof(copy));
-        if (step_by_stack_top(jt, &copy) == 0)
+        if (stub_step_by_stack_top(&stack, &copy) == 0)
             n = call_trace(jt, &copy, frames, max - 1);
     }
     if (n <= 0) {
         memcpy(&copy, uc, sizeof(copy));
-        if (step_by_frame_pointer(jt, &copy) == 0)
+        if (stub_step_by_frame_pointer(&stack, &copy) == 0)
             n = call_trace(jt, &copy, frames, max - 1);
     }
     if (n <= 0)
