@@ -19,10 +19,10 @@ JVM_OBJ    := $(JVM_SRC:%.c=build/obj/%.o)
 CLI_OBJ    := $(CLI_SRC:%.c=build/obj/%.o)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
-all: deps build/bin/wasp build/lib/libwasp.so
+all: deps build/bin/wasp build/lib/libwasp.so build/lib/valgrind/wasp-amd64-linux
 
 # Installs the Debian packages the build needs, only when one is missing.
-DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless
+DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless valgrind
 deps:
 	@./scripts/install-deps $(DEPS_PKGS)
 
@@ -55,6 +55,26 @@ build/obj/src/jvm/%.o: src/jvm/%.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(JNI_INC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# The exact mode's Valgrind tool (src/exact/): built against Valgrind's own
+# library (Debian's valgrind package ships the headers and archives), no libc.
+# gnu11: Valgrind's headers use GNU extensions. VALGRIND_LIB must name one
+# folder with the tool and Valgrind's files, hence the links.
+VG_ARCH    := /usr/lib/x86_64-linux-gnu/valgrind
+VG_CFLAGS  := -std=gnu11 -O2 -g $(WARN) -DVGA_amd64=1 -DVGO_linux=1 -DVGP_amd64_linux=1 \
+              -fno-stack-protector -fpic -fno-builtin -isystem /usr/include/valgrind
+EXACT_SRC  := $(wildcard src/exact/*.c)
+EXACT_OBJ  := $(EXACT_SRC:%.c=build/obj/%.o)
+
+build/obj/src/exact/%.o: src/exact/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(VG_CFLAGS) -MMD -MP -c $< -o $@
+
+build/lib/valgrind/wasp-amd64-linux: $(EXACT_OBJ)
+	@mkdir -p $(dir $@)
+	@for f in /usr/libexec/valgrind/*; do ln -sfn "$$f" $(dir $@); done
+	$(CC) -o $@ $^ -static -nodefaultlibs -nostartfiles -u _start -Wl,-Ttext-segment=0x58000000 \
+	    $(VG_ARCH)/libcoregrind-amd64-linux.a $(VG_ARCH)/libvex-amd64-linux.a -lgcc
+
 build/lib/libwasp.so: $(ENGINE_OBJ) $(NATIVE_OBJ) $(JVM_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -o $@ $^ $(LIBS) -Wl,--no-undefined -Wl,-z,nodelete
@@ -69,6 +89,27 @@ build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 
 # Unit tests of JVM front-end files that include no JVM header.
 build/tests/test_stubstep: build/obj/src/jvm/stubstep.o build/obj/src/jvm/codemap.o
+# libFuzzer targets (tests/fuzz/), every engine and CLI source rebuilt with
+# clang, ASan and UBSan into build/fuzz/; `tests/fuzz/run` runs them.
+FUZZ_CC    := clang-14
+FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_PKGS  := clang-14 libclang-rt-14-dev
+FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+FUZZ_OBJ   := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o) $(CLI_SRC:%.c=build/fuzz/obj/%.o)
+
+fuzz-deps: deps
+	@./scripts/install-deps $(FUZZ_PKGS)
+
+build/fuzz/obj/%.o: %.c build/gen/report_html.h | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
+fuzz: all $(FUZZ_BIN)
 
 unit: all $(UNIT_BIN)
 	@tests/unit/run $(UNIT_BIN)
@@ -77,7 +118,7 @@ e2e: all guest-deps
 	@tests/e2e/run
 
 # Every suite, one closing line: tests/run-all.
-test: all $(UNIT_BIN) guest-deps
+test: all $(UNIT_BIN) $(FUZZ_BIN) guest-deps
 	@tests/run-all
 
 # The stress suite (not part of `test`): docs/testing.md, "Stress suite".
@@ -94,5 +135,5 @@ bench: all
 clean:
 	rm -rf build
 
-.PHONY: all deps guest-deps unit e2e test stress demo bench clean
--include $(shell find build/obj -name '*.d' 2>/dev/null)
+.PHONY: all deps guest-deps fuzz-deps fuzz unit e2e test stress demo bench clean
+-include $(shell find build/obj build/fuzz/obj -name '*.d' 2>/dev/null)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "diff.h"
 #include "doctor.h"
 #include "report.h"
 #include "run.h"
@@ -18,8 +19,11 @@ static void usage(FILE *out)
             "  wasp run [--mode dead-store|silent-store|silent-load] [--sampler auto|pmu|software]\n"
             "           [--interval T] [--period N] [--slots 1-4] [--fp-tolerance F]\n"
             "           [--stack include|exclude] [--no-watch-check] [-o DIR] -- CMD [ARGS...]\n"
+            "  wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude]\n"
+            "           [--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]   every access, under Valgrind\n"
             "  wasp report DIR [--format text|json|html|collapsed] [--top N] [--pid PID]\n"
             "           [--side watch|trap] [-o FILE]\n"
+            "  wasp diff A B [--format text|json|html] [--top N] [-o FILE]   B - A, pair by pair\n"
             "  wasp doctor [--watch]   what this machine supports and what wasp will use\n"
             "  wasp --version | --help\n",
             WASP_VERSION);
@@ -35,6 +39,8 @@ int main(int argc, char **argv)
         return run_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "report") == 0)
         return report_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "diff") == 0)
+        return diff_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "doctor") == 0)
         return doctor_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -45,6 +51,6 @@ int main(int argc, char **argv)
         printf("wasp %s\n", WASP_VERSION);
         return 0;
     }
-    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run, report or doctor (wasp --help)\n", argv[1]);
+    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run, report, diff or doctor (wasp --help)\n", argv[1]);
     return 2;
 }

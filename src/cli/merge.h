@@ -62,6 +62,12 @@ typedef struct merge_stat {
 
 struct merge_map;
 
+/* What makes two profile files the same thread's profile. */
+typedef struct merge_profile_id {
+    int64_t pid, tid;
+    uint64_t crc, records;
+} merge_profile_id;
+
 typedef struct merge_model {
     char mode[32];
     char sampler[32];           /* "mixed" when threads disagree */
@@ -70,6 +76,8 @@ typedef struct merge_model {
     int interval_mixed;         /* ... unless threads disagree */
     double fp_tolerance;        /* the largest seen */
     size_t nprocesses, nthreads;
+    size_t duplicates;          /* profile files seen again (copies) and counted once */
+    const char *incomplete;     /* what the run is missing, or NULL (set by the report) */
     uint64_t count, bytes, wasteful_bytes, approx_bytes;   /* over all pairs */
     double fraction, approx_fraction;                      /* Eq. 1 */
     double fraction_lo, fraction_hi;   /* 95% sampling interval of fraction, over count pairs */
@@ -79,9 +87,10 @@ typedef struct merge_model {
     prof_code **codes;  size_t ncodes;      /* code blobs contexts refer to, each once */
     /* private */
     char *first_path;
-    struct merge_map *ctx_map, *pair_map, *code_map;
+    struct merge_map *ctx_map, *pair_map, *code_map, *stat_map, *pid_map, *seen_map;
     int64_t *pids;
-    size_t cap_stats, cap_contexts, cap_pairs, cap_pids, cap_codes;
+    merge_profile_id *seen; size_t nseen;
+    size_t cap_stats, cap_contexts, cap_pairs, cap_pids, cap_codes, cap_seen;
 } merge_model;
 
 void merge_init(merge_model *m);
@@ -101,7 +110,8 @@ void merge_finish(merge_model *m);
 /* A sentence warning that the run's watches never trapped, or NULL. */
 const char *merge_watch_warning(const merge_model *m, char *buf, size_t len);
 
-/* Summed value of a stat, 0 when absent. */
+/* Summed value of a stat, 0 when absent; after merge_finish (a binary
+ * search of the stats it sorted). */
 uint64_t merge_stat_value(const merge_model *m, const char *name);
 
 void merge_free(merge_model *m);

@@ -10,6 +10,7 @@
  * is capped, because this output is for tools, not for a browser.
  */
 #include "out_collapsed.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,13 +27,15 @@ enum collapsed_side collapsed_wasteful_side(const char *mode)
 }
 
 /* ';' separates frames and a newline ends a stack; neither may survive in
- * a name. Spaces may: readers split the count off at the last space. */
+ * a name, nor may a control character (text_escape.c). Spaces may: readers split the count off at the last space. */
 static void collapsed_puts(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = text_printable_len(p);
         if (*p == ';') fputc(':', f);
-        else if (*p < 0x20 || *p == 0x7f) fputc('?', f);
-        else fputc(*p, f);
+        else if (n) fwrite(p, 1, n, f);
+        else fputc('?', f);
+        p += n ? n : 1;
     }
 }
 

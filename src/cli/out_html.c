@@ -432,6 +432,9 @@ static void write_header(FILE *f, const merge_model *m, size_t shown)
     fputs(",\"fp_tolerance\":", f);
     json_escape_str(f, tol);
     fprintf(f, ",\"fraction_ci95\":[%.6f,%.6f]", m->fraction_lo, m->fraction_hi);
+    fputs(",\"incomplete\":", f);
+    if (m->incomplete) json_escape_str(f, m->incomplete);
+    else fputs("null", f);
     fprintf(f, ",\"processes\":%zu,\"threads\":%zu,\n\"totals\":{\"count\":%" PRIu64
             ",\"bytes\":%" PRIu64 ",\"wasteful_bytes\":%" PRIu64 ",\"approx_bytes\":%" PRIu64
             "},\n\"pairs_total\":%zu,\"pairs_shown\":%zu,\n\"stats\":{",

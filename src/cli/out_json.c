@@ -121,7 +121,11 @@ static void json_header(FILE *f, const merge_model *m)
     fputs(", \"watch_warning\": ", f);
     if (merge_watch_warning(m, why, sizeof why)) json_escape_str(f, why);
     else fputs("null", f);
-    fprintf(f, ", \"processes\": %zu, \"threads\": %zu,\n", m->nprocesses, m->nthreads);
+    fprintf(f, ", \"processes\": %zu, \"threads\": %zu, \"duplicates\": %zu, \"incomplete\": ",
+            m->nprocesses, m->nthreads, m->duplicates);
+    if (m->incomplete) json_escape_str(f, m->incomplete);
+    else fputs("null", f);
+    fputs(",\n", f);
 }
 
 int json_write_report(FILE *f, const merge_model *m, size_t top)

@@ -7,6 +7,7 @@
  * watch context C1 and the context C2 that made it wasteful, leaf first.
  */
 #include "out_text.h"
+#include "text_escape.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -29,11 +30,13 @@ static int text_has_approx(const char *mode)
  * cannot drive the terminal. */
 static void text_puts(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '\t') fputs("\\t", f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = text_printable_len(p);
+        if (n) fwrite(p, 1, n, f);
+        else if (*p == '\t') fputs("\\t", f);
         else if (*p == '\n') fputs("\\n", f);
-        else if (*p < 0x20 || *p == 0x7f) fprintf(f, "\\x%02x", *p);
-        else fputc(*p, f);
+        else fprintf(f, "\\x%02x", *p);
+        p += n ? n : 1;
     }
 }
 
@@ -111,8 +114,23 @@ static void text_cost(FILE *f, const merge_model *m)
  * points, and the report says what to do about it. */
 #define TEXT_FEW_PAIRS 100
 
+/* The exact mode watches every access: no sampling error, no handler
+ * cost, but possibly a cut run (--exact-limit). */
+static void text_exact(FILE *f, const merge_model *m)
+{
+    fprintf(f, "  sampler:        exact (every access, under Valgrind)\n");
+    fprintf(f, "  accesses:       %" PRIu64 " of the monitored kind, %" PRIu64 " pairs\n",
+            merge_stat_value(m, "samples"), merge_stat_value(m, "traps"));
+    text_drops(f, m);
+    if (merge_stat_value(m, "exact_cut"))
+        fprintf(f, "  note: --exact-limit stopped the program after %" PRIu64 " instructions:\n"
+                "        these fractions are of the run up to there.\n",
+                merge_stat_value(m, "exact_instructions"));
+}
+
 static void text_header(FILE *f, const merge_model *m)
 {
+    int exact = !strcmp(m->sampler, "exact");
     fprintf(f, "wasp report: %s\n", m->mode);
     fprintf(f, "  program:        %.2f%% %s", 100.0 * m->fraction,
             !strcmp(m->mode, "dead-store") ? "dead" : "precisely silent");
@@ -121,10 +139,20 @@ static void text_header(FILE *f, const merge_model *m)
                 m->fp_tolerance);
     fprintf(f, "\n                  of %" PRIu64 " bytes monitored, %" PRIu64
             " wasteful (Eq. 1)\n", m->bytes, m->wasteful_bytes);
-    fprintf(f, "                  sampling error: %.1f%% to %.1f%% (95%%, %" PRIu64 " pairs counted)\n",
-            100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
+    if (!exact)
+        fprintf(f, "                  sampling error: %.1f%% to %.1f%% (95%%, %" PRIu64 " pairs counted)\n",
+                100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
     fprintf(f, "  threads:        %zu in %zu process%s\n", m->nthreads, m->nprocesses,
             m->nprocesses == 1 ? "" : "es");
+    if (m->incomplete) {
+        fputs("  incomplete:     ", f);
+        text_puts(f, m->incomplete);
+        fputc('\n', f);
+    }
+    if (exact) {
+        text_exact(f, m);
+        return;
+    }
     fprintf(f, "  sampler:        %s", m->sampler);
     if (m->interval_mixed) fputs(", interval varies by thread", f);
     else if (!strcmp(m->sampler, "software")) fprintf(f, ", every %" PRIu64 " ns", m->interval);

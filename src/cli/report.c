@@ -1,24 +1,30 @@
 /*
  * report.c - the `wasp report` command.
  *
- * Owns the command line, finding a run's profiles (DIR/<pid>/<tid>.wasp, a
- * single pid directory, or one file), loading them one by one into the
- * merge model, and publishing the result atomically. It refuses rather than
- * guesses: a damaged profile, a run without profiles, or profiles of
- * different modes are errors, because a report silently missing threads
- * would show wrong fractions.
+ * Owns the command line, loading the profiles report_walk.c finds one by
+ * one into the merge model, saying what the run is missing (completeness.c),
+ * and writing the result: atomically over a regular file, in place into a
+ * device or FIFO. It refuses rather than guesses: a damaged profile, a run
+ * without profiles, or profiles of different modes are errors, and a run
+ * whose manifests say profiles are missing is said to be incomplete (an
+ * error under --strict), because a report silently missing threads would
+ * show wrong fractions.
  */
 #include "report.h"
 
+#include "completeness.h"
 #include "merge.h"
+#include "num.h"
 #include "out_collapsed.h"
 #include "out_html.h"
 #include "out_json.h"
 #include "out_text.h"
 #include "profile.h"
+#include "publish.h"
+#include "report_walk.h"
 
-#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,8 +34,7 @@
 #include <unistd.h>
 
 #define REPORT_USAGE "usage: wasp report DIR [--format text|json|html|collapsed] [--top N] " \
-                     "[--side watch|trap] [--pid PID] [-o FILE]"
-#define REPORT_MAX_DEPTH 4  /* DIR/<pid>/<tid>.wasp needs 2; deeper is a mistake or a loop */
+                     "[--side watch|trap] [--pid PID] [--strict] [-o FILE]"
 
 enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON, REPORT_HTML, REPORT_COLLAPSED };
 
@@ -51,12 +56,8 @@ typedef struct report_opts {
     int top_set;
     int64_t pid;
     int pid_set;
+    int strict;             /* missing profiles are an error, not a warning */
 } report_opts;
-
-typedef struct report_paths {
-    char **v;
-    size_t n, cap;
-} report_paths;
 
 static void report_error(const char *fmt, ...)
 {
@@ -77,18 +78,6 @@ static int report_usage_error(const char *fmt, const char *arg)
 
 /* ---- command line ---- */
 
-static int report_number(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!*s) return -1;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > (UINT64_MAX - 9) / 10) return -1;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return 0;
-}
-
 static int report_option(report_opts *o, const char *name, const char *val)
 {
     uint64_t n;
@@ -104,13 +93,15 @@ static int report_option(report_opts *o, const char *name, const char *val)
         else if (!strcmp(val, "trap")) o->side = COLLAPSED_TRAP;
         else return report_usage_error("--side must be watch or trap, not '%s'", val);
     } else if (!strcmp(name, "--top")) {
-        if (report_number(val, &n) != 0 || n > SIZE_MAX)
-            return report_usage_error("--top needs a count, not '%s'", val);
+        if (num_parse_u64(val, &n) != NUM_OK || n > SIZE_MAX)
+            return report_usage_error("--top needs a count from 0 (all) to 18446744073709551615, "
+                                      "not '%s'", val);
         o->top = (size_t)n;
         o->top_set = 1;
     } else if (!strcmp(name, "--pid")) {
-        if (report_number(val, &n) != 0 || n > INT64_MAX)
-            return report_usage_error("--pid needs a process id, not '%s'", val);
+        if (num_parse_u64(val, &n) != NUM_OK || n > INT64_MAX)
+            return report_usage_error("--pid needs a process id (a decimal number), not '%s'",
+                                      val);
         o->pid = (int64_t)n;
         o->pid_set = 1;
     } else {
@@ -136,6 +127,7 @@ static int report_parse(report_opts *o, int argc, char **argv)
         }
         if (!strcmp(a, "--")) { positional_only = 1; continue; }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { printf("%s\n", REPORT_USAGE); return 1; }
+        if (!strcmp(a, "--strict")) { o->strict = 1; continue; }
         size_t k = 0, nlen = strcspn(a, "=");
         while (k < 6 && (strlen(with_value[k]) != nlen || strncmp(a, with_value[k], nlen)))
             k++;
@@ -149,110 +141,68 @@ static int report_parse(report_opts *o, int argc, char **argv)
     return 0;
 }
 
-/* ---- finding profiles ---- */
-
-static int report_add_path(report_paths *ps, const char *path)
-{
-    if (ps->n == ps->cap) {
-        size_t ncap = ps->cap ? ps->cap * 2 : 32;
-        char **v = realloc(ps->v, ncap * sizeof *v);
-        if (!v) return -1;
-        ps->v = v;
-        ps->cap = ncap;
-    }
-    if (!(ps->v[ps->n] = strdup(path))) return -1;
-    ps->n++;
-    return 0;
-}
-
-static int report_is_profile_name(const char *name)
-{
-    size_t n = strlen(name);
-    return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".wasp");
-}
-
-/* Collects every *.wasp under dir. Unreadable directories are errors: a
- * report that quietly leaves out a process is worse than none. */
-static int report_walk(report_paths *ps, const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        report_error("%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.') continue;   /* ".", "..", and hidden temp files */
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *path = malloc(len);
-        struct stat st;
-        if (!path) { report_error("out of memory"); rc = -1; break; }
-        snprintf(path, len, "%s/%s", dir, e->d_name);
-        if (stat(path, &st) != 0) {
-            /* A dangling link is not a profile; anything else is worth saying. */
-            if (errno != ENOENT) { report_error("%s: %s", path, strerror(errno)); rc = -1; }
-        } else if (S_ISDIR(st.st_mode) && depth < REPORT_MAX_DEPTH) {
-            rc = report_walk(ps, path, depth + 1);
-        } else if (S_ISREG(st.st_mode) && report_is_profile_name(e->d_name)) {
-            if (report_add_path(ps, path) != 0) { report_error("out of memory"); rc = -1; }
-        }
-        free(path);
-    }
-    closedir(d);
-    return rc;
-}
-
-static int report_path_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* DIR may be a run directory, one pid directory, or a single file. */
-static int report_find(report_paths *ps, const char *dir)
-{
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        report_error("%s: %s", dir, strerror(errno));
-        return -1;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        if (report_add_path(ps, dir) == 0) return 0;
-        report_error("out of memory");
-        return -1;
-    }
-    if (report_walk(ps, dir, 1) != 0) return -1;
-    if (ps->n) qsort(ps->v, ps->n, sizeof *ps->v, report_path_cmp);
-    return 0;
-}
-
 /* ---- loading and writing ---- */
 
-static int report_load(merge_model *m, const report_paths *ps, const report_opts *o)
+/* Loads every profile found into the model (copies counted once), and
+ * tells its process's manifest that it was found. */
+static int report_load(merge_model *m, completeness *c, const report_paths *ps,
+                       const report_opts *o)
 {
     char err[1024];
     for (size_t i = 0; i < ps->n; i++) {
         profile p;
-        if (profile_read(ps->v[i], &p, err, sizeof err) != 0) {
-            report_error("%s", err);
+        if (profile_read_at(AT_FDCWD, ps->v[i], ps->v[i], &p, err, sizeof err) != 0) {
+            report_error("%s \xe2\x80\x94 move the file out of the run directory to report "
+                         "the rest", err);
             return -1;
         }
         int rc = 0;
-        if (!o->pid_set || p.pid == o->pid) rc = merge_add(m, &p, ps->v[i], err, sizeof err);
+        size_t before = m->duplicates;
+        if (!o->pid_set || p.pid == o->pid) {
+            rc = merge_add(m, &p, ps->v[i], err, sizeof err);
+            if (rc == 0 && m->duplicates == before && completeness_found(c, p.pid) != 0)
+                snprintf(err, sizeof err, "out of memory"), rc = -1;
+        }
         profile_free(&p);
         if (rc != 0) {
             report_error("%s", err);
             return -1;
         }
     }
+    return 0;
+}
+
+/* What the run is missing, said on stderr (an error under --strict) and
+ * kept for the report itself; no profile at all is an error. */
+static int report_check_complete(merge_model *m, completeness *c, const report_paths *ps,
+                                 const report_opts *o, char *msg, size_t len)
+{
+    msg[0] = '\0';
+    uint64_t missing = completeness_missing(c, o->pid_set ? o->pid : -1, msg, len);
+    if (ps->links)
+        fprintf(stderr, "[wasp] INFO %zu symbolic link%s in %s not followed\n", ps->links,
+                ps->links == 1 ? "" : "s", o->dir);
+    if (m->duplicates)
+        fprintf(stderr, "[wasp] INFO %zu profile file%s repeated another and counted once\n",
+                m->duplicates, m->duplicates == 1 ? "" : "s");
     if (m->nthreads == 0 && o->pid_set && ps->n) {
-        report_error("no profiles of pid %" PRId64 " in %s", o->pid, o->dir);
+        report_error("no profiles of pid %" PRId64 " in %s%s%s", o->pid, o->dir,
+                     missing ? ": " : "", msg);
         return -1;
     }
     if (m->nthreads == 0) {
-        report_error("no profiles in %s \xe2\x80\x94 did the program run under `wasp run`?",
-                     o->dir);
+        if (missing) report_error("no profiles in %s: %s", o->dir, msg);
+        else report_error("no profiles in %s \xe2\x80\x94 did the program run under `wasp run`?",
+                          o->dir);
         return -1;
+    }
+    if (missing && o->strict) {
+        report_error("incomplete run: %s \xe2\x80\x94 drop --strict to report what is there", msg);
+        return -1;
+    }
+    if (missing) {
+        fprintf(stderr, "[wasp] WARN incomplete run: %s\n", msg);
+        m->incomplete = msg;
     }
     return 0;
 }
@@ -282,30 +232,83 @@ static enum report_format report_pick_format(const report_opts *o, int to_stdout
     return REPORT_TEXT;
 }
 
-/* Writes next to the target and renames, so a reader of -o FILE never sees
- * a partial report. */
-static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
+typedef int (*report_render_fn)(FILE *, const void *);
+
+/* Renders into f and closes it; 0, or -1 with errno set. */
+static int report_render_close(FILE *f, report_render_fn render, const void *arg)
 {
-    size_t len = strlen(o->out) + 32;
-    char *tmp = malloc(len);
-    if (!tmp) { report_error("out of memory"); return -1; }
-    snprintf(tmp, len, "%s.tmp.%ld", o->out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        report_error("%s: %s", tmp, strerror(errno));
-        free(tmp);
+    errno = 0;
+    int bad = render(f, arg) != 0 || fflush(f) != 0 || ferror(f);
+    int saved = errno ? errno : EIO;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        saved = errno;
+    }
+    errno = saved;
+    return bad ? -1 : 0;
+}
+
+/* A device, a FIFO or a terminal named by -o is written, never replaced
+ * (root's `-o /dev/null` once replaced /dev/null with a regular file). */
+static int report_write_in_place(const char *out, report_render_fn render, const void *arg)
+{
+    int fd = open(out, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f || report_render_close(f, render, arg) != 0) {
+        report_error("%s: %s", out, strerror(errno));
+        if (!f && fd >= 0) close(fd);
         return -1;
     }
-    int bad = report_render(f, m, format, o) != 0 || fflush(f) != 0;
-    int saved = errno;
-    if (fclose(f) != 0 && !bad) { bad = 1; saved = errno; }
-    if (!bad && rename(tmp, o->out) != 0) { bad = 1; saved = errno; }
-    if (bad) {
-        report_error("%s: %s", o->out, strerror(saved ? saved : EIO));
-        unlink(tmp);
+    return 0;
+}
+
+/* A regular file (or none yet) is replaced atomically (publish.c), so a
+ * reader of -o FILE never sees a partial report; a new one is 0600 (it
+ * names the program's files and functions), a replaced one keeps its mode. */
+int report_publish_file(const char *out, report_render_fn render, const void *arg)
+{
+    struct stat st;
+    char name[256];
+    int exists = stat(out, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        report_error("-o %s is a directory \xe2\x80\x94 give a file name", out);
+        return -1;
     }
-    free(tmp);
-    return bad ? -1 : 0;
+    if (exists && !S_ISREG(st.st_mode)) return report_write_in_place(out, render, arg);
+    mode_t mode = exists ? st.st_mode & 07777 : PUBLISH_FILE_MODE;
+    publish_tmp t;
+    int ok = 0, dirfd = publish_open_parent(out, 0, name, sizeof name);
+    int fd = dirfd >= 0 ? publish_open(&t, dirfd, name, mode) : -1;
+    if (fd >= 0) {
+        /* The umask may have narrowed the mode of a file being replaced. */
+        FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
+        if (f) ok = report_render_close(f, render, arg) == 0;
+        else close(fd);
+        int saved = errno;
+        ok = publish_finish(&t, ok) == 0;
+        if (!ok && saved) errno = saved;
+    }
+    if (!ok) report_error("%s: %s", out, strerror(errno ? errno : EIO));
+    if (dirfd >= 0) close(dirfd);
+    return ok ? 0 : -1;
+}
+
+typedef struct report_job {
+    const merge_model *m;
+    enum report_format format;
+    const report_opts *o;
+} report_job;
+
+static int report_render_job(FILE *f, const void *arg)
+{
+    const report_job *j = arg;
+    return report_render(f, j->m, j->format, j->o);
+}
+
+static int report_publish(const merge_model *m, enum report_format format, const report_opts *o)
+{
+    report_job j = { m, format, o };
+    return report_publish_file(o->out, report_render_job, &j);
 }
 
 static int report_output(const merge_model *m, const report_opts *o)
@@ -320,15 +323,38 @@ static int report_output(const merge_model *m, const report_opts *o)
     return 0;
 }
 
+int report_parse_args(int argc, char **argv)
+{
+    report_opts o;
+    return report_parse(&o, argc, argv);
+}
+
+int report_load_run(const char *dir, merge_model *m)
+{
+    report_opts o;
+    report_paths ps = { 0 };
+    completeness c = { 0 };
+    memset(&o, 0, sizeof o);
+    o.dir = dir;
+    int rc = report_walk_find(&ps, &c, dir) != 0 || report_load(m, &c, &ps, &o) != 0 ? -1 : 0;
+    if (rc == 0) merge_finish(m);
+    completeness_free(&c);
+    report_walk_free(&ps);
+    return rc;
+}
+
 int report_main(int argc, char **argv)
 {
     report_opts o;
     int rc = report_parse(&o, argc, argv);
     if (rc != 0) return rc == 1 ? 0 : 2;
     report_paths ps = { 0 };
+    completeness c = { 0 };
     merge_model m;
+    char incomplete[512];
     merge_init(&m);
-    rc = report_find(&ps, o.dir) != 0 || report_load(&m, &ps, &o) != 0 ? 2 : 0;
+    rc = report_walk_find(&ps, &c, o.dir) != 0 || report_load(&m, &c, &ps, &o) != 0 ||
+         report_check_complete(&m, &c, &ps, &o, incomplete, sizeof incomplete) != 0 ? 2 : 0;
     if (rc == 0) {
         merge_finish(&m);
         char why[512];
@@ -337,7 +363,7 @@ int report_main(int argc, char **argv)
         rc = report_output(&m, &o) != 0 ? 2 : 0;
     }
     merge_free(&m);
-    for (size_t i = 0; i < ps.n; i++) free(ps.v[i]);
-    free(ps.v);
+    completeness_free(&c);
+    report_walk_free(&ps);
     return rc;
 }

@@ -1,12 +1,14 @@
 /*
  * run.c - `wasp run [options] -- CMD [ARGS...]`.
  *
- * Validates the options with the library's own parser, then runs CMD with
- * libwasp.so in LD_PRELOAD and the options in WASP_OPTIONS, so every process
+ * Validates the options with the library's own parser, makes sure -o DIR
+ * can be written, then runs CMD with libwasp.so in LD_PRELOAD and the
+ * (escaped) options in WASP_OPTIONS (run_env.c), so every process
  * CMD starts (children, exec'd programs) profiles into the same run
  * directory. The exit status of CMD is wasp's exit status.
  */
 #include "run.h"
+#include "run_exact.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +22,7 @@
 #include "options.h"
 #include "perf.h"
 #include "run_check.h"
+#include "run_env.h"
 #include "pmu_events.h"
 #include "sampler.h"
 #include "signal_cost.h"
@@ -28,13 +31,18 @@
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
                   "[--sampler auto|pmu|software] [--interval T] [--period N] " \
                   "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [--no-watch-check] " \
-                  "[-o DIR] -- CMD [ARGS...]"
+                  "[-o DIR] -- CMD [ARGS...]\n" \
+                  "       wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude] " \
+                  "[--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]"
 
 typedef struct run_args {
-    char options[1024];   /* key=value,... as the library parses it */
+    char options[OPTIONS_MAX_TEXT];   /* key=value,... as the library parses it */
     char dir[PATH_MAX];
     char **command;
     int no_watch_check;
+    int exact;              /* --exact: every access, under Valgrind (run_exact.c) */
+    char exact_limit[64];   /* --exact-limit, "" when not given */
+    const char *sampled_flag;   /* a flag only the sampled mode has, for the --exact check */
 } run_args;
 
 static int usage_error(const char *fmt, const char *what)
@@ -45,10 +53,14 @@ static int usage_error(const char *fmt, const char *what)
     return 2;
 }
 
+/* Values are escaped (options_escape): a ',' or '=' in a path stays in it. */
 static int append_option(run_args *a, const char *key, const char *value)
 {
+    char esc[sizeof(a->options)];
     size_t len = strlen(a->options);
-    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, value);
+    if (options_escape(value, esc, sizeof(esc)) < 0)
+        return -1;
+    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, esc);
     return n < 0 || (size_t)n >= sizeof(a->options) - len ? -1 : 0;
 }
 
@@ -76,6 +88,10 @@ static int parse_args(int argc, char **argv, run_args *a)
             a->no_watch_check = 1;
             continue;
         }
+        if (strcmp(flag, "--exact") == 0) {
+            a->exact = 1;
+            continue;
+        }
         const char *value = strchr(flag, '=');
         char name[64];
         if (value && flag[0] == '-' && (size_t)(value - flag) < sizeof(name)) {
@@ -87,12 +103,22 @@ static int parse_args(int argc, char **argv, run_args *a)
         } else {
             value = NULL;
         }
+        if (strcmp(flag, "--exact-limit") == 0 && value) {
+            if (snprintf(a->exact_limit, sizeof(a->exact_limit), "%s", value) >= (int)sizeof(a->exact_limit))
+                return usage_error("--exact-limit '%s' is too long", value);
+            continue;
+        }
         const char *key = flag_key(flag);
+        if (key && (!strcmp(key, "sampler") || !strcmp(key, "interval") || !strcmp(key, "period") ||
+                    !strcmp(key, "slots")))
+            a->sampled_flag = key;
         if (!key)
             return usage_error(flag[0] == '-' ? "unknown option '%s'" :
                                "'%s' is not an option — put the command after --", flag);
         if (!value)
             return usage_error("option '%s' needs a value", flag);
+        if (strcmp(key, "dir") == 0 && !*value)
+            return usage_error("%s", "-o needs a directory, not an empty string — give e.g. -o prof");
         if (strcmp(key, "dir") == 0)
             snprintf(a->dir, sizeof(a->dir), "%s", value);
         else if (append_option(a, key, value) < 0)
@@ -101,6 +127,11 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (i >= argc - 1)
         return usage_error("%s", "no command given — write: wasp run [options] -- CMD [ARGS...]");
     a->command = &argv[i + 1];
+    if (a->exact && a->sampled_flag)
+        return usage_error("--exact watches every access, so --%s does not apply — drop one of them",
+                           a->sampled_flag);
+    if (!a->exact && a->exact_limit[0])
+        return usage_error("%s", "--exact-limit needs --exact — add --exact or drop the limit");
     return 0;
 }
 
@@ -137,24 +168,12 @@ static int find_library(char *out, size_t len)
         return -1;
     memcpy(out, exe, (size_t)(slash - exe));
     memcpy(out + (slash - exe), "/../lib/libwasp.so", sizeof("/../lib/libwasp.so"));
-    return stat(out, &st) == 0 ? 0 : -1;
-}
-
-/* Native programs get the library through LD_PRELOAD, every JVM through
- * JAVA_TOOL_OPTIONS (the preloaded copy stands aside in Java launchers), so
- * scripts that start java themselves are covered too. */
-static int set_environment(run_args *a, const char *lib)
-{
-    char preload[PATH_MAX * 2], tool[PATH_MAX * 3];
-    const char *old = getenv("LD_PRELOAD"), *old_tool = getenv("JAVA_TOOL_OPTIONS");
-    if (append_option(a, "dir", a->dir) < 0)
+    /* Canonical: "bin/../lib" would reach the environment as it is. */
+    char real[PATH_MAX];
+    if (stat(out, &st) != 0 || !realpath(out, real) || strlen(real) >= len)
         return -1;
-    snprintf(preload, sizeof(preload), "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-    if ((size_t)snprintf(tool, sizeof(tool), "-agentpath:%s=%s%s%s", lib, a->options,
-                         old_tool && *old_tool ? " " : "", old_tool ? old_tool : "") >= sizeof(tool))
-        return -1;
-    return setenv("LD_PRELOAD", preload, 1) | setenv("WASP_OPTIONS", a->options, 1) |
-           setenv("JAVA_TOOL_OPTIONS", tool, 1);
+    memcpy(out, real, strlen(real) + 1);
+    return 0;
 }
 
 static volatile pid_t running_child;
@@ -169,7 +188,7 @@ static void forward_signal(int sig)
     errno = saved;
 }
 
-static int wait_for(pid_t child)
+int run_wait(pid_t child)
 {
     int status;
     /* Like a shell: the terminal's ^C goes to the child; we wait for it. */
@@ -241,6 +260,11 @@ int run_main(int argc, char **argv)
     options_defaults(&o);
     if (options_parse(a.options, &o, err, sizeof(err)) < 0)
         return usage_error("%s", err);
+    if (a.exact) {
+        if (absolute_dir(&a) < 0)
+            return usage_error("output directory path too long: %s", a.dir);
+        return run_exact(&o, a.dir, a.command, a.exact_limit[0] ? a.exact_limit : NULL);
+    }
     /* Fail before starting anything: a program that runs unprofiled while
      * the user waits for a profile is the worst outcome. */
     if (perf_probe(o.slots, err, sizeof(err)) < 0) {
@@ -264,8 +288,13 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
         return 2;
     }
-    if (absolute_dir(&a) < 0 || set_environment(&a, lib) < 0) {
+    if (absolute_dir(&a) < 0 || append_option(&a, "dir", a.dir) < 0) {
         fprintf(stderr, "[wasp] ERROR output directory path too long: %s\n", a.dir);
+        return 2;
+    }
+    /* Found out now, not after the program ran for an hour. */
+    if (run_check_dir(a.dir, err, sizeof(err)) < 0 || run_env_set(lib, a.options, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
         return 2;
     }
     char exe[PATH_MAX];
@@ -286,16 +315,20 @@ int run_main(int argc, char **argv)
                 a.command[0], strerror(errno));
         _exit(127);
     }
-    rc = wait_for(child);
-    if (run_check_count_profiles(a.dir) > before)
-        fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", a.dir, a.dir);
-    else if (rc > 128 && !is_static)
-        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "
-                "before it could write (only SIGINT, SIGTERM and SIGHUP let wasp write first)\n",
-                a.dir, a.command[0], rc - 128);
-    else if (rc != 127)
-        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
-                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
-                "dynamically linked program\n", a.dir, a.command[0]);
+    rc = run_wait(child);
+    run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
     return rc;
+}
+
+int run_parse_options(int argc, char **argv, char *err, size_t errlen)
+{
+    run_args a;
+    wasp_options o;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    options_defaults(&o);
+    if (append_option(&a, "dir", a.dir) < 0 || options_parse(a.options, &o, err, errlen) < 0)
+        return 2;
+    return 0;
 }

@@ -6,14 +6,19 @@
  */
 #include "run_check.h"
 
-#include <dirent.h>
+#include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+#include "completeness.h"
+#include "publish.h"
+#include "report_walk.h"
 
 /* The file execvp would run for cmd, into path; 0 or -1. */
 static int resolve_command(const char *cmd, char *path, size_t len)
@@ -64,25 +69,84 @@ int run_check_static(const char *cmd, char *path, size_t len)
     return is_static;
 }
 
+int run_check_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!*dir) {
+        snprintf(err, errlen, "-o needs a directory, not an empty string — give e.g. -o prof");
+        return -1;
+    }
+    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "-o %s is %s, not a directory — give a directory wasp may create "
+                 "or fill", dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "an existing file");
+        return -1;
+    }
+    if (publish_mkdirs(dir, PUBLISH_DIR_MODE) != 0) {
+        snprintf(err, errlen, "cannot create %s: %s — give a writable directory with -o DIR", dir,
+                 strerror(errno));
+        return -1;
+    }
+    /* access() would say yes to root on a read-only mount or /proc: try. */
+    char probe[64];
+    snprintf(probe, sizeof probe, ".wasp-write-check.%d", (int)getpid());
+    int fd = publish_open_dir(dir);
+    if (fd < 0 || mkdirat(fd, probe, 0700) != 0) {
+        snprintf(err, errlen, "cannot write into %s: %s — give a writable directory with -o DIR",
+                 dir, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    unlinkat(fd, probe, AT_REMOVEDIR);
+    close(fd);
+    return 0;
+}
+
+/* Walks dir as the report will (no links followed); counts its profiles,
+ * and when msg is given, says what its manifests find missing. */
+static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, char *msg,
+                             size_t len)
+{
+    report_paths ps = { 0 };
+    completeness c = { 0 };
+    size_t n = 0;
+    if (report_walk_find(&ps, &c, dir) == 0) {
+        n = ps.n;
+        for (size_t i = 0; i < ps.n; i++) completeness_found(&c, completeness_pid_of(ps.v[i]));
+        if (msg) *missing = completeness_missing(&c, -1, msg, len);
+        if (procs) *procs = completeness_processes(&c);
+    }
+    report_walk_free(&ps);
+    completeness_free(&c);
+    return n;
+}
+
 size_t run_check_count_profiles(const char *dir)
 {
-    char sub[PATH_MAX];
-    size_t n = 0;
-    DIR *top = opendir(dir);
-    if (!top)
-        return 0;
-    for (struct dirent *e; (e = readdir(top));) {
-        if (e->d_name[0] == '.' || (size_t)snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name) >= sizeof(sub))
-            continue;
-        DIR *pid = opendir(sub);
-        if (!pid)
-            continue;
-        for (struct dirent *f; (f = readdir(pid));) {
-            size_t l = strlen(f->d_name);
-            n += l > 5 && strcmp(f->d_name + l - 5, ".wasp") == 0;
-        }
-        closedir(pid);
-    }
-    closedir(top);
-    return n;
+    return run_check_walk(dir, NULL, NULL, NULL, 0);
+}
+
+void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd)
+{
+    char msg[512] = "";
+    uint64_t missing = 0, procs = 0;
+    size_t n = run_check_walk(dir, &missing, &procs, msg, sizeof msg);
+    if (missing)
+        fprintf(stderr, "[wasp] %s %s: %s\n", n > before ? "WARN incomplete run in" :
+                "ERROR no profile was written to", dir, msg);
+    if (n > before)
+        fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", dir, dir);
+    else if (procs && !missing)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: libwasp.so loaded in %" PRIu64
+                " process%s, which started no thread it could profile — see the messages above\n",
+                dir, procs, procs == 1 ? "" : "es");
+    else if (procs)
+        return;
+    else if (rc > 128 && !is_static)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "
+                "before libwasp.so started (only SIGINT, SIGTERM and SIGHUP let wasp write first)\n",
+                dir, cmd, rc - 128);
+    else if (rc != 127)
+        fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
+                "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
+                "dynamically linked program\n", dir, cmd);
 }

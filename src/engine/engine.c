@@ -15,14 +15,15 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "decode.h"
 #include "handler.h"
+#include "manifest.h"
 #include "perf.h"
 #include "pmu_events.h"
 #include "profile_build.h"
+#include "publish.h"
 #include "sampler.h"
 #include "thread.h"
 #include "watch_check.h"
@@ -49,28 +50,15 @@ static struct {
     pid_t pid;             /* the process this state belongs to */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int make_dirs(const char *path)
-{
-    char buf[600];
-    snprintf(buf, sizeof(buf), "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 static int make_pid_dir(char *err, size_t errlen)
 {
     snprintf(engine.pid_dir, sizeof(engine.pid_dir), "%s/%d", engine.opts.dir, (int)getpid());
-    if (make_dirs(engine.pid_dir) == 0)
+    if (publish_mkdirs(engine.pid_dir, PUBLISH_DIR_MODE) == 0 &&
+        manifest_open(engine.pid_dir, (int)getpid()) == 0)
         return 0;
     snprintf(err, errlen, "cannot create output directory %s: %s — pass a writable directory with -o DIR",
-             engine.pid_dir, strerror(errno));
+             engine.pid_dir, errno == ENOTDIR ? "something not a directory (a symbolic link?) is in the way"
+                                              : strerror(errno));
     return -1;
 }
 
@@ -195,8 +183,30 @@ void engine_fd_budget_give(int n)
     __atomic_sub_fetch(&engine.fds_held, n, __ATOMIC_RELAXED);
 }
 
+/* A program may close every descriptor it did not open (daemons do) and
+ * open files that get our numbers: before wasp touches one of its event
+ * descriptors again outside the handler, it checks the number still names
+ * the event it opened, and otherwise forgets it, never closing or
+ * ioctl-ing the program's file. */
+static void forget_reused(thread_state *t)
+{
+    for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+        if (t->bp_fd[i] >= 0 && perf_event_id(t->bp_fd[i]) != t->event_id[i])
+            t->bp_fd[i] = -1;
+    if (t->sampler_fd >= 0 && perf_event_id(t->sampler_fd) != t->event_id[OPTIONS_MAX_SLOTS])
+        t->sampler_fd = -1;
+}
+
+static void note_event_ids(thread_state *t)
+{
+    for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+        t->event_id[i] = t->bp_fd[i] >= 0 ? perf_event_id(t->bp_fd[i]) : 0;
+    t->event_id[OPTIONS_MAX_SLOTS] = t->sampler_fd >= 0 ? perf_event_id(t->sampler_fd) : 0;
+}
+
 static void close_events(thread_state *t)
 {
+    forget_reused(t);
     __atomic_sub_fetch(&engine.fds_held, t->fds_reserved, __ATOMIC_RELAXED);
     t->fds_reserved = 0;
     engine.sampler->thread_stop(t);
@@ -237,7 +247,10 @@ static int open_events(thread_state *t, char *err, size_t errlen)
             return -1;
         }
     }
-    return engine.sampler->thread_start(t, &engine.opts, err, errlen);
+    if (engine.sampler->thread_start(t, &engine.opts, err, errlen) < 0)
+        return -1;
+    note_event_ids(t);
+    return 0;
 }
 
 /* The handler runs on a stack of its own: unwinding, decoding and the JVM's
@@ -312,8 +325,10 @@ thread_state *engine_thread_begin(void *thread_data)
 
     if (!engine.active)
         return NULL;
+    manifest_started((int)gettid());
     t = thread_alloc();
     if (!t) {
+        manifest_lost((int)gettid(), MANIFEST_LOST_MEMORY);
         warn_thread_failure("too many threads at once (65536) or out of memory");
         return NULL;
     }
@@ -328,16 +343,19 @@ thread_state *engine_thread_begin(void *thread_data)
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");
+        manifest_lost((int)t->tid, MANIFEST_LOST_MEMORY);
         thread_free(t);
         return NULL;
     }
     if (engine_fd_budget_take(engine.opts.slots + 1) < 0) {
+        manifest_lost((int)t->tid, MANIFEST_LOST_FDS);
         thread_free(t);
         return NULL;
     }
     t->fds_reserved = engine.opts.slots + 1;
     if (open_events(t, err, sizeof(err)) < 0) {
         warn_thread_failure(err);
+        manifest_lost((int)t->tid, MANIFEST_LOST_EVENTS);
         close_events(t);
         thread_free(t);
         return NULL;
@@ -367,8 +385,12 @@ static void write_profile(thread_state *t)
     t->written = 1;
     note_sampling_end(t);
     if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.watch_word,
-                            engine.pid_dir, err, sizeof(err)) == 0)
+                            engine.pid_dir, err, sizeof(err)) == 0) {
+        manifest_wrote((int)t->tid);
         return;
+    }
+    manifest_lost((int)t->tid, errno == ENOSPC || errno == EDQUOT ? MANIFEST_LOST_DISK_FULL
+                                                                  : MANIFEST_LOST_WRITE);
     if (!__atomic_exchange_n(&engine.warned_write, 1, __ATOMIC_RELAXED))
         fprintf(stderr, "[wasp] ERROR %s\n", err);
 }
@@ -418,6 +440,7 @@ void engine_shutdown(void)
     for (registry_entry *e = engine.threads; e; e = e->next) {
         thread_state *t = e->t;
         __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
+        forget_reused(t);
         if (t->sampler_fd >= 0)
             perf_enable(t->sampler_fd, 0);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
@@ -428,6 +451,7 @@ void engine_shutdown(void)
         if (stop_handler(e->t) == 0)
             write_profile(e->t);
     }
+    manifest_exited();
     pthread_mutex_unlock(&engine.lock);
 }
 

@@ -7,11 +7,11 @@
  */
 #include "monitor.h"
 
-#include <sys/uio.h>
 #include "access.h"
 #include "decode.h"
 #include "detect.h"
 #include "locate.h"
+#include "memread.h"
 #include "perf.h"
 
 static wasp_options opts;
@@ -276,11 +276,8 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
  * syscall, about a microsecond, against 12-40 us for the signal itself. */
 static int perf_io_read(const thread_state *t, uint64_t addr, uint32_t len, uint64_t *v)
 {
-    struct iovec local = { v, len }, remote = { (void *)(uintptr_t)addr, len };
     *v = 0;
-    /* The thread's own id names its process too, and unlike getpid() it
-     * costs no system call. */
-    return process_vm_readv(t->tid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+    return memread(t->tid, addr, v, len);
 }
 
 static int perf_io_arm(thread_state *t, int i, uint64_t addr, uint32_t len, int rw)

@@ -5,8 +5,9 @@
  * validate flags before it launches anything, so a typo fails fast.
  */
 #include "options.h"
+#include "num.h"
 
-#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,40 +57,27 @@ int options_mode_from_name(const char *name, enum wasp_mode *m)
 
 int options_parse_duration(const char *text, uint64_t *ns)
 {
-    static const struct { const char *suffix; double scale; } units[] = {
-        { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 }, { "", 1 },
+    static const num_unit units[] = {
+        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 }, { "", 1 },
     };
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || errno || v <= 0)
+    uint64_t v;
+    if (num_parse_scaled(text, units, sizeof units / sizeof units[0], &v) != NUM_OK ||
+        v < 1 || v > OPTIONS_MAX_INTERVAL_NS)
         return -1;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(end, units[i].suffix) == 0) {
-            double n = v * units[i].scale;
-            if (n < 1 || n > 60e9)
-                return -1;
-            *ns = (uint64_t)n;
-            return 0;
-        }
-    }
-    return -1;
+    *ns = v;
+    return 0;
 }
 
 int options_parse_count(const char *text, uint64_t *n)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (end == text || errno || v <= 0 || text[0] == '-')
+    static const num_unit units[] = {
+        { "", 1 }, { "k", 1000 }, { "K", 1000 }, { "m", 1000000 }, { "M", 1000000 },
+    };
+    uint64_t v;
+    if (num_parse_scaled(text, units, sizeof units / sizeof units[0], &v) != NUM_OK ||
+        v < 1 || v > 1000000000000ULL)
         return -1;
-    if (*end == 'k' || *end == 'K')
-        v *= 1e3, end++;
-    else if (*end == 'm' || *end == 'M')
-        v *= 1e6, end++;
-    if (*end || v != (double)(uint64_t)v || v > 1e12)
-        return -1;
-    *n = (uint64_t)v;
+    *n = v;
     return 0;
 }
 
@@ -108,7 +96,7 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
             o->interval_ns = ns;
             return 0;
         }
-        snprintf(err, errlen, "bad interval '%s' — give a CPU-time period of at least 100us, e.g. 5ms or 500us", val);
+        snprintf(err, errlen, "bad interval '%s' — give a CPU-time period from 100us to 60s, e.g. 5ms or 500us", val);
         return -1;
     }
     if (strcmp(key, "sampler") == 0) {
@@ -142,8 +130,8 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         return -1;
     }
     if (strcmp(key, "slots") == 0) {
-        long n = strtol(val, &end, 10);
-        if (*val && !*end && n >= 1 && n <= OPTIONS_MAX_SLOTS) {
+        uint64_t n;
+        if (num_parse_u64(val, &n) == NUM_OK && n >= 1 && n <= OPTIONS_MAX_SLOTS) {
             o->slots = (int)n;
             return 0;
         }
@@ -151,8 +139,10 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         return -1;
     }
     if (strcmp(key, "fp-tolerance") == 0 || strcmp(key, "fp") == 0) {
+        /* strtod alone would take "nan", "inf" and hex: digits first. */
         double f = strtod(val, &end);
-        if (*val && !*end && f >= 0 && f < 1) {
+        if (((*val >= '0' && *val <= '9') || *val == '.') && !*end && isfinite(f) &&
+            f >= 0 && f < 1) {
             o->fp_tolerance = f;
             return 0;
         }
@@ -184,26 +174,68 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
     return -1;
 }
 
+/* Copies the item of text that ends at the first unescaped ',' into buf,
+ * undoing the escapes; *eq gets the offset in buf of the first unescaped
+ * '=' (or -1). Returns the length of text consumed (comma included), or -1
+ * when buf is too small or the text ends in a lone backslash. */
+static long options_item(const char *text, char *buf, size_t len, long *eq)
+{
+    size_t i = 0, o = 0;
+    *eq = -1;
+    for (; text[i] && text[i] != ','; i++) {
+        char c = text[i];
+        if (c == '\\') {
+            if (!text[++i]) return -1;
+            c = text[i];
+        } else if (c == '=' && *eq < 0) {
+            *eq = (long)o;
+        }
+        if (o + 1 >= len) return -1;
+        buf[o++] = c;
+    }
+    buf[o] = '\0';
+    return (long)(i + (text[i] == ','));
+}
+
 int options_parse(const char *text, wasp_options *o, char *err, size_t errlen)
 {
-    char buf[1024];
+    char buf[OPTIONS_MAX_TEXT];
     if (!text)
         return 0;
-    if (strlen(text) >= sizeof(buf)) {
-        snprintf(err, errlen, "option string too long (%zu bytes)", strlen(text));
-        return -1;
-    }
-    snprintf(buf, sizeof(buf), "%s", text);
-    char *save = NULL;
-    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq) {
-            snprintf(err, errlen, "option '%s' has no value — write key=value", item);
+    while (*text) {
+        long eq, n = options_item(text, buf, sizeof buf, &eq);
+        if (n < 0) {
+            snprintf(err, errlen, "option string too long or ends in a lone backslash — "
+                     "escape ',' '=' and '\\' in values with a backslash");
             return -1;
         }
-        *eq = '\0';
-        if (parse_one(item, eq + 1, o, err, errlen) < 0)
+        text += n;
+        if (!buf[0])
+            continue;
+        if (eq < 0) {
+            snprintf(err, errlen, "option '%s' has no value — write key=value", buf);
+            return -1;
+        }
+        buf[eq] = '\0';
+        if (parse_one(buf, buf + eq + 1, o, err, errlen) < 0)
             return -1;
     }
+    return 0;
+}
+
+int options_escape(const char *value, char *out, size_t len)
+{
+    size_t o = 0;
+    for (; *value; value++) {
+        int esc = *value == ',' || *value == '=' || *value == '\\';
+        if (o + (size_t)esc + 1 >= len)
+            return -1;
+        if (esc)
+            out[o++] = '\\';
+        out[o++] = *value;
+    }
+    if (len == 0)
+        return -1;
+    out[o] = '\0';
     return 0;
 }

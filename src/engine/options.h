@@ -3,7 +3,9 @@
  *
  * Both front ends and the CLI speak the same language, async-profiler style:
  * comma-separated key=value with units ("mode=silent-load,interval=2ms,dir=out").
- * `wasp run` hands its flags to the preloaded library in WASP_OPTIONS.
+ * A backslash takes the next character literally, so a value may hold ','
+ * '=' or '\\' ("dir=out\\,b" is the directory "out,b"). `wasp run` hands its
+ * flags, escaped, to the preloaded library in WASP_OPTIONS.
  */
 #ifndef WASP_OPTIONS_H
 #define WASP_OPTIONS_H
@@ -18,6 +20,9 @@ enum wasp_sampler { SAMPLER_AUTO, SAMPLER_PMU, SAMPLER_SOFTWARE };
 enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 
 #define OPTIONS_MAX_SLOTS 4
+#define OPTIONS_MAX_INTERVAL_NS 60000000000ULL   /* 60 s */
+/* Longest option string (after escapes are undone) an item may have. */
+#define OPTIONS_MAX_TEXT 4096
 #define OPTIONS_DEFAULT_INTERVAL_NS 10000000ULL  /* 10 ms of CPU time: see docs/how-it-works.md */
 /* Below this a sample's own cost (delivery 12-40 us, handler 10-40 us, all
  * counted as the thread's CPU time) leaves the program too little time to
@@ -47,6 +52,10 @@ void options_defaults(wasp_options *o);
 /* Parses "key=value,..." over the current values of *o. Returns 0, or -1 with
  * a message that names the bad key or value and what is accepted. */
 int options_parse(const char *text, wasp_options *o, char *err, size_t errlen);
+
+/* Writes value into out with ',', '=' and '\\' escaped; 0, or -1 when out
+ * is too small. */
+int options_escape(const char *value, char *out, size_t len);
 
 /* Parses a duration like "5ms", "200us", "1000000" (ns), "1s". Returns 0/-1. */
 int options_parse_duration(const char *text, uint64_t *ns);

@@ -71,6 +71,12 @@ int perf_disarm_breakpoint(int fd, struct perf_event_attr *attr)
     return ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -1 : 0;
 }
 
+uint64_t perf_event_id(int fd)
+{
+    uint64_t id = 0;
+    return ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0 ? 0 : id;
+}
+
 int perf_enable(int fd, int on)
 {
     return ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 ? -1 : 0;

@@ -31,6 +31,10 @@ int perf_arm_breakpoint(int fd, struct perf_event_attr *attr, uint64_t addr, uin
 /* Signal-safe. Disables the breakpoint. */
 int perf_disarm_breakpoint(int fd, struct perf_event_attr *attr);
 
+/* The kernel's id of the perf event behind fd, 0 when fd is not one (a
+ * program that closed our descriptor may have reused its number). */
+uint64_t perf_event_id(int fd);
+
 /* Signal-safe. Starts or stops a sampler. */
 int perf_enable(int fd, int on);
 

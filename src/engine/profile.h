@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define PROFILE_MAGIC "wasp-profile"
 #define PROFILE_VERSION 2
@@ -78,6 +79,7 @@ typedef struct profile {
     prof_pair *pairs;       size_t npairs;
     prof_code *codes;       size_t ncodes;   /* frames whose pc lies in one refer to it;
                                               * profile_read gives them by start */
+    uint64_t crc, records;  /* of the file, as its end record says (profile_read only) */
 } profile;
 
 /* Atomically writes p to path (temp file + rename). Returns 0, or -1 with a
@@ -89,6 +91,15 @@ int profile_write(const profile *p, const char *path, char *err, size_t errlen);
  * (foreign file, unsupported version, truncated, checksum mismatch, bad
  * field). Never crashes on any input. */
 int profile_read(const char *path, profile *p, char *err, size_t errlen);
+
+/* The same from a file in dirfd, never through a symlink (a run
+ * directory's walk); path names it in messages. */
+int profile_read_at(int dirfd, const char *name, const char *path, profile *p, char *err,
+                    size_t errlen);
+
+/* The same from an open stream (seekable: it is read twice); for tests
+ * and fuzzers. */
+int profile_read_stream(FILE *f, const char *path, profile *p, char *err, size_t errlen);
 
 /* Frees everything profile_read allocated; safe on a zeroed profile. */
 void profile_free(profile *p);

@@ -4,13 +4,15 @@
  * Owns the writer side of docs/profile-format.md: escaping of string fields,
  * record order, the closing `end` line with its CRC-32, and the atomic
  * publish (temporary file in the same directory, then rename) that lets a
- * reader assume it never sees half a file. Codes are written by increasing
+ * reader assume it never sees half a file (publish.c, with write(2), never
+ * through a stdio buffer a fork would copy). Codes are written by increasing
  * start whatever their order in memory. The whole body is first built in
  * memory so the checksum and record count are known before anything touches
- * the disk (with write(2), never through a stdio buffer a fork would copy).
+ * the disk.
  * Not signal-safe: it allocates and uses stdio (open_memstream).
  */
 #include "profile.h"
+#include "publish.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -273,55 +274,28 @@ unsigned long profile_crc(const char *buf, size_t len)
     return crc;
 }
 
-/* write(2) until done: 0, or -1 with errno. */
-static int pw_write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            return -1;
-        }
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Writes buf to a fresh temporary file next to path and renames it over
- * path. The temp name carries pid and tid so concurrent writers in one
- * process or in forked children never share it. No stdio buffer: a child
- * forked by another thread while we write would flush its copy of the
- * buffer into the same file at its exit() (tests/stress: fork_noexec saw
- * profiles written twice over). */
+/* Publishes buf as path: its directory is opened without following a
+ * link (a symlink planted as DIR/<pid> is refused, never written through),
+ * and the file is created 0600 under a fresh name, then renamed. */
 static int pw_publish(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
-    size_t tmplen = strlen(path) + 64;
-    char *tmp = malloc(tmplen);
-    if (!tmp) {
-        pw_err(err, errlen, "%s: out of memory", path);
+    char name[256];
+    int dirfd = publish_open_parent(path, 1, name, sizeof name);
+    if (dirfd < 0) {
+        pw_err(err, errlen, "%s: %s%s", path, strerror(errno),
+               errno == ELOOP || errno == ENOTDIR ? " (its directory is a symbolic link)" : "");
         return -1;
     }
-    snprintf(tmp, tmplen, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)syscall(SYS_gettid));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        pw_err(err, errlen, "%s: %s", tmp, strerror(errno));
-        free(tmp);
-        return -1;
+    int rc = publish_buffer(dirfd, name, buf, len, PUBLISH_FILE_MODE);
+    if (rc != 0) {
+        int saved = errno;
+        pw_err(err, errlen, "%s: %s — %s", path, strerror(saved),
+               saved == ENOSPC || saved == EDQUOT ? "free space on that disk or give another -o DIR"
+                                                  : "check that -o DIR can be written");
+        errno = saved;   /* the engine records why in the manifest */
     }
-    int bad = pw_write_all(fd, buf, len) != 0;
-    int saved = bad ? errno : 0;
-    if (close(fd) != 0 && !bad) { bad = 1; saved = errno; }
-    if (!bad && rename(tmp, path) != 0) { bad = 1; saved = errno; }
-    if (bad) {
-        pw_err(err, errlen, "%s: %s", path, strerror(saved ? saved : EIO));
-        unlink(tmp);
-    }
-    free(tmp);
-    return bad ? -1 : 0;
+    close(dirfd);
+    return rc;
 }
 
 int profile_write(const profile *p, const char *path, char *err, size_t errlen)

@@ -43,6 +43,7 @@ struct thread_state {
     int sampler_fd;
     void *sampler_ring;        /* PMU sampler: the event's mmap'd ring buffer */
     int bp_fd[4];
+    uint64_t event_id[5];      /* perf ids of bp_fd[0..3] and sampler_fd, to know them again */
     struct perf_event_attr bp_attr[4];
     watch_set watch;
     cct contexts;

@@ -4,7 +4,8 @@
 usage: check.py REPORT.json [options]
 
   --pair WATCH TRAP      a planted pair that must be among the top --top pairs
-                         (by fraction plus approx_fraction); WATCH and
+                         (by fraction plus approx_fraction, with --first by
+                         --field); WATCH and
                          TRAP are leaf frames written FUNCTION:FILE:LINE
                          (FILE compared by base name). Repeatable.
   --exists WATCH TRAP    a pair that must be somewhere in the report.
@@ -15,6 +16,10 @@ usage: check.py REPORT.json [options]
                          is TRAP, with a non-zero fraction.
   --min-drop NAME N      the report's drops.NAME must be at least N.
   --top N                how far down --pair may be (default 3)
+  --first                the first --pair must be the report's largest pair by
+                         --field (fraction, or approx_fraction), not just in the
+                         top; --pair then ranks by --field too
+  --sampler NAME         the report's sampler must be NAME (e.g. exact)
   --field F              totals field compared with --expect (default fraction)
   --expect X             analytic value of --field, 0..1
   --expect-fraction X    analytic value of totals.fraction (a second check,
@@ -145,10 +150,13 @@ def check(args):
     if fr != sorted(fr, reverse=True):
         raise Fail("pairs are not sorted by fraction: %s" % fr[:10])
 
-    # Ranked by all their waste, approximate included: the report sorts by the
-    # precise fraction, under which an approximate-only plant ties with every
-    # pair that wasted nothing.
-    ranked = sorted(pairs, key=lambda p: p["fraction"] + (p.get("approx_fraction") or 0), reverse=True)
+    # "top" ranks by all their waste, approximate included (the report sorts
+    # by the precise fraction, under which an approximate-only plant ties
+    # with every pair that wasted nothing); with --first, by --field.
+    if args.first:
+        ranked = sorted(pairs, key=lambda p: p[args.field], reverse=True)
+    else:
+        ranked = sorted(pairs, key=lambda p: p["fraction"] + (p.get("approx_fraction") or 0), reverse=True)
     for watch, trap in args.pair:
         top = ranked[:args.top]
         if not any(matches(p, watch, trap) for p in top):
@@ -182,6 +190,17 @@ def check(args):
         if abs(got - args.expect_fraction) > args.tol:
             raise Fail("totals.fraction is %.1f%%, expected %.1f%% +- %.1f" %
                        (100 * got, 100 * args.expect_fraction, 100 * args.tol))
+
+    if args.first and args.pair:
+        watch, trap = args.pair[0]
+        key = "fraction" if args.field == "fraction" else "approx_fraction"
+        best = max(pairs, key=lambda p: p[key])
+        if not matches(best, watch, trap):
+            raise Fail("planted pair %s -> %s is not the largest by %s: %.2f%% %s -> %s is" %
+                       (fmt(watch), fmt(trap), key, 100 * best[key], fmt(leaf(best["watch"], "watch")),
+                        fmt(leaf(best["trap"], "trap"))))
+    if args.sampler is not None and rep.get("sampler") != args.sampler:
+        raise Fail("report sampler is %r, expected %r" % (rep.get("sampler"), args.sampler))
 
     extra = ""
     if args.merged:
@@ -255,6 +274,8 @@ def main():
     ap.add_argument("--insn-pair", nargs=2, action="append", default=[], metavar=("PREFIX", "TRAP"))
     ap.add_argument("--min-drop", nargs=2, action="append", default=[], metavar=("NAME", "N"))
     ap.add_argument("--top", type=int, default=3)
+    ap.add_argument("--first", action="store_true")
+    ap.add_argument("--sampler")
     ap.add_argument("--field", default="fraction", choices=("fraction", "approx_fraction"))
     ap.add_argument("--expect", type=float)
     ap.add_argument("--expect-fraction", type=float)

@@ -409,6 +409,34 @@ case_sigterm() {
     exits_verdict "$n" "$l"
 }
 
+# wasp installed under a path with a space, -o with a comma, '=', a space and
+# a quote: the JVM must start (JAVA_TOOL_OPTIONS quoted), the agent must
+# profile into exactly that directory, and the comma must not become an
+# option (the mode stays silent-store). Issue 10 ("paths with a space"), 11.
+case_odd_paths() {
+    local n=odd_paths@$V inst="$OUT/wasp install" dir="$OUT/odd_paths@$V o,mode=dead-store\"q"
+    selected "$n" || return
+    rm -rf "$dir" "$inst"
+    mkdir -p "$inst/bin" "$inst/lib" "$OUT/$n.d"
+    cp "$WASP" "$inst/bin/" && cp "$(dirname "$WASP")/../lib/libwasp.so" "$inst/lib/"
+    (cd "$OUT/$n.d" && timeout $TIMEOUT "$inst/bin/wasp" run --interval "$INTERVAL" -o "$dir" -- \
+        "$JDK/bin/java" -cp "$CLASSES" Threads 1 >"$OUT/$n.out" 2>"$OUT/$n.err")
+    RC=$?
+    want_rc "$n" 0 || return
+    local files modes
+    files=$(find "$dir" -name '*.wasp' | wc -l)
+    modes=$(cat "$dir"/*/*.wasp 2>/dev/null | sed -n 's/^mode\t//p' | sort -u | tr '\n' ' ')
+    if [ "$files" -lt 4 ]; then
+        fail "$n" "$files profiles in '$dir' ($(grep -m1 -E 'Unrecognized|ERROR' "$OUT/$n.err"))"
+    elif [ "$modes" != "silent-store " ]; then
+        fail "$n" "modes '$modes': the comma in -o injected an option"
+    elif ! "$inst/bin/wasp" report "$dir" --strict >/dev/null 2>"$OUT/$n.rerr"; then
+        fail "$n" "wasp report --strict failed: $(last_line "$OUT/$n.rerr")"
+    else
+        ok "$n" "$files profiles, complete, from a JVM started via '$inst'"
+    fi
+}
+
 # --- all cases, on every JDK -----------------------------------------------------
 
 for JDK in $JDKS; do
@@ -436,5 +464,6 @@ for JDK in $JDKS; do
     case_exit system_exit exit 3
     case_exit uncaught throw 1
     case_sigterm
+    case_odd_paths
 done
 finish

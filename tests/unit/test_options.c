@@ -48,7 +48,7 @@ TEST(bad_input_is_named_in_the_message)
     check_rejected("mode=fast", "unknown mode 'fast'");
     check_rejected("interval=5", "bad interval '5'");       /* 5 ns: below the 100us floor */
     check_rejected("interval=10us", "bad interval '10us'"); /* livelocked /bin/true */
-    check_rejected("interval=99us", "at least 100us");
+    check_rejected("interval=99us", "from 100us to 60s");
     check_rejected("interval=soon", "bad interval 'soon'");
     check_rejected("slots=5", "bad slots '5'");
     check_rejected("slots=", "bad slots ''");
@@ -100,8 +100,48 @@ TEST(stack_choice)
     check_rejected("stack=", "unknown stack ''");
 }
 
+TEST(nan_inf_and_overflow_are_refused)
+{
+    uint64_t ns;
+    CHECK(options_parse_duration("nan", &ns) < 0);
+    CHECK(options_parse_duration("nanms", &ns) < 0);
+    CHECK(options_parse_duration("infs", &ns) < 0);
+    CHECK(options_parse_duration("0x10ms", &ns) < 0);
+    CHECK(options_parse_duration("1e3us", &ns) < 0);
+    CHECK(options_parse_duration("18446744073709551616ns", &ns) < 0);
+    CHECK(options_parse_duration("18446744073709551s", &ns) < 0);   /* * 1e9 overflows */
+    CHECK(options_parse_duration("61s", &ns) < 0);
+    CHECK(options_parse_duration("60s", &ns) == 0 && ns == 60000000000ULL);
+    CHECK(options_parse_duration(".5ms", &ns) == 0 && ns == 500000);
+    CHECK(options_parse_duration("1.5ns", &ns) < 0);                /* not a whole ns */
+    check_rejected("interval=nan", "bad interval 'nan'");
+    check_rejected("interval=nanms", "100us to 60s");
+    check_rejected("fp-tolerance=nan", "bad fp-tolerance 'nan'");
+    check_rejected("fp-tolerance=inf", "bad fp-tolerance 'inf'");
+    check_rejected("slots=18446744073709551617", "bad slots");
+}
+
+TEST(escaped_values_keep_commas_equals_and_backslashes)
+{
+    wasp_options o;
+    char err[256], esc[256];
+    options_defaults(&o);
+    CHECK(options_escape("/tmp/a,mode=dead-store b\\c", esc, sizeof esc) == 0);
+    CHECK_STR(esc, "/tmp/a\\,mode\\=dead-store b\\\\c");
+    char text[300];
+    snprintf(text, sizeof text, "dir=%s,interval=2ms", esc);
+    CHECK(options_parse(text, &o, err, sizeof err) == 0);
+    CHECK_STR(o.dir, "/tmp/a,mode=dead-store b\\c");
+    CHECK(o.mode == MODE_SILENT_STORE);     /* the comma did not inject an option */
+    CHECK_EQ_U(o.interval_ns, 2000000);
+    CHECK(options_escape("abc", esc, 3) < 0);  /* no room for the NUL */
+    check_rejected("dir=a\\", "lone backslash");
+}
+
 int main(void)
 {
+    RUN(nan_inf_and_overflow_are_refused);
+    RUN(escaped_values_keep_commas_equals_and_backslashes);
     RUN(defaults_then_overrides);
     RUN(durations_take_units);
     RUN(bad_input_is_named_in_the_message);

@@ -337,7 +337,8 @@ TEST(rejects_damaged_and_mixed)
     const char *out = tmp_path("dmg.json");
     CHECK_EQ_U(run_report(tmp_path("dmg"), "-o", out, NULL), 2);
     char want[600];
-    snprintf(want, sizeof want, "[wasp] ERROR %s: checksum mismatch\n", tmp_path("dmg/1/2.wasp"));
+    snprintf(want, sizeof want, "[wasp] ERROR %s: checksum mismatch \xe2\x80\x94 move the file out "
+             "of the run directory to report the rest\n", tmp_path("dmg/1/2.wasp"));
     CHECK_STR(errtext, want);
     CHECK(access(out, F_OK) != 0);
     write_profile(tmp_path("dmg/1/2.wasp"), "dead-store", 1, 2, 0, p, 1);

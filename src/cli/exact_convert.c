@@ -1,0 +1,316 @@
+/*
+ * exact_convert.c - from the exact tool's raw file to standard profiles.
+ *
+ * The raw file (text, TAB-separated, fields escaped as in profiles):
+ *   wasp-exact 1 / mode M / pid P / command C / written exit|exec|limit /
+ *   instructions N / cut 0|1
+ *   thread <index> <os tid>            one per thread the program ran
+ *   stat <index> <name> <value>
+ *   node <id> <parent> <pc> <function> <file> <line> <module>
+ *                                      a call site; parent 0 is the root
+ *   leaf <id> <node> <pc> <function> <file> <line> <module> <insn hex>
+ *                                      an accessing instruction in a caller chain
+ *   pair <index> <leaf C1> <leaf C2> <count> <bytes> <wasteful> <approx64> <approx32>
+ *   end
+ * Nodes come before what refers to them. approx64/approx32 are the bytes
+ * that would be approximately silent if the values were doubles / floats;
+ * the C1 instruction's element type, decoded here with the sampled
+ * engine's decoder, says which (if either) counts, exactly as the sampled
+ * detector takes the element type from the watched instruction.
+ */
+#include "exact_convert.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "access.h"
+#include "decode.h"
+#include "exact_raw.h"
+#include "merge_internal.h"
+#include "profile.h"
+
+/* ---- one thread's profile ---- */
+
+/* Pairs below this share of their process's monitored bytes are folded
+ * into one pair per thread (FOLD_NAME -> FOLD_NAME): reports print shares
+ * to 0.01%, and an interpreter run under the exact mode has millions of
+ * such pairs (python3: 3.6 M pairs, a 1 GB profile, before folding). The
+ * fold keeps their bytes, so Eq. 1 is unchanged. */
+#define FOLD_SHARE 1e-5
+#define FOLD_NAME "[pairs below 0.001% of bytes, folded]"
+
+typedef struct builder {
+    const exact_raw *r;
+    uint64_t fold_below;               /* bytes under which a pair is folded */
+    profile p;
+    uint32_t *node_frame, *leaf_ctx;   /* ids -> index + 1 in p, 0 when not yet added */
+    size_t cap_frames, cap_ctx, cap_pairs, cap_stats;
+} builder;
+
+/* Room for element n of an array, with merge.c's one grow helper. */
+#define GROW(arr, n, cap) merge_grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
+
+static char *dup_or_empty(const char *s)
+{
+    return strdup(s ? s : "");
+}
+
+static int add_frame(builder *b, const exact_sym *sym, const char *instruction, uint32_t *out)
+{
+    if (GROW(b->p.frames, b->p.nframes, b->cap_frames) < 0)
+        return -1;
+    prof_frame *f = &b->p.frames[b->p.nframes];
+    f->function = dup_or_empty(sym->function);
+    f->file = dup_or_empty(sym->file);
+    f->line = sym->line;
+    f->module = dup_or_empty(sym->module);
+    f->pc = sym->pc;
+    f->instruction = dup_or_empty(instruction);
+    if (!f->function || !f->file || !f->module || !f->instruction)
+        return -1;
+    *out = (uint32_t)b->p.nframes++;
+    return 0;
+}
+
+static int node_frame(builder *b, uint32_t node, uint32_t *out)
+{
+    if (b->node_frame[node]) {
+        *out = b->node_frame[node] - 1;
+        return 0;
+    }
+    if (add_frame(b, &b->r->nodes[node].sym, "", out) < 0)
+        return -1;
+    b->node_frame[node] = *out + 1;
+    return 0;
+}
+
+/* The context of a leaf: its instruction's frame, then the call sites. */
+static int leaf_context(builder *b, uint32_t leaf, uint32_t *out)
+{
+    if (b->leaf_ctx[leaf]) {
+        *out = b->leaf_ctx[leaf] - 1;
+        return 0;
+    }
+    const exact_leaf *l = &b->r->leaves[leaf];
+    uint32_t frames[EXACT_RAW_MAX_DEPTH + 1], n = 0;
+    if (add_frame(b, &l->sym, l->instruction, &frames[n++]) < 0)
+        return -1;
+    for (uint32_t node = l->node; node && n <= EXACT_RAW_MAX_DEPTH; node = b->r->nodes[node].parent)
+        if (node_frame(b, node, &frames[n++]) < 0)
+            return -1;
+    if (GROW(b->p.contexts, b->p.ncontexts, b->cap_ctx) < 0)
+        return -1;
+    prof_context *c = &b->p.contexts[b->p.ncontexts];
+    c->nframes = n;
+    c->frames = malloc(n * sizeof(uint32_t));
+    if (!c->frames)
+        return -1;
+    memcpy(c->frames, frames, n * sizeof(uint32_t));
+    *out = (uint32_t)b->p.ncontexts++;
+    b->leaf_ctx[leaf] = *out + 1;
+    return 0;
+}
+
+static int add_stat(builder *b, const char *name, uint64_t value)
+{
+    if (GROW(b->p.stats, b->p.nstats, b->cap_stats) < 0)
+        return -1;
+    b->p.stats[b->p.nstats].name = strdup(name);
+    b->p.stats[b->p.nstats].value = value;
+    return b->p.stats[b->p.nstats++].name ? 0 : -1;
+}
+
+/* Counters the reports read (samples, armed, traps: here every access of
+ * the monitored kind is sampled and armed, every pair is a trap), the
+ * tool's drops, and how the run ended. Reports sum stats over threads, so
+ * the process's own (cut, instructions run) go to its first thread only. */
+static int add_stats(builder *b, const exact_thread_raw *t)
+{
+    uint64_t accesses = exact_raw_stat(t, "accesses"), pairs = exact_raw_stat(t, "pairs");
+    int first = t == &b->r->threads[0];
+    int bad = add_stat(b, "samples", accesses) | add_stat(b, "armed", accesses) |
+              add_stat(b, "traps", pairs) |
+              add_stat(b, "exact_cut", first ? (uint64_t)b->r->cut : 0) |
+              add_stat(b, "exact_instructions", first ? b->r->instructions : 0);
+    for (size_t i = 0; i < t->nstats; i++)
+        if (!strncmp(t->stats[i].name, "drop.", 5))
+            bad |= add_stat(b, t->stats[i].name, t->stats[i].value);
+    return bad ? -1 : 0;
+}
+
+static uint64_t approx_bytes(const exact_raw *r, const exact_pair_raw *q)
+{
+    uint8_t fp = r->leaves[q->c1].fp;
+    return fp == ACCESS_F64 ? q->approx64 : fp == ACCESS_F32 ? q->approx32 : 0;
+}
+
+/* The folded pair: one frame, one context, both sides. */
+static int add_fold(builder *b, const prof_pair *fold)
+{
+    static const exact_sym sym = { 0, FOLD_NAME, "", "", 0 };
+    uint32_t frame;
+    if (add_frame(b, &sym, "", &frame) < 0 || GROW(b->p.contexts, b->p.ncontexts, b->cap_ctx) < 0 ||
+        GROW(b->p.pairs, b->p.npairs, b->cap_pairs) < 0)
+        return -1;
+    prof_context *c = &b->p.contexts[b->p.ncontexts];
+    c->nframes = 1;
+    if (!(c->frames = malloc(sizeof(uint32_t))))
+        return -1;
+    c->frames[0] = frame;
+    prof_pair q = *fold;
+    q.watch_ctx = q.trap_ctx = (uint32_t)b->p.ncontexts++;
+    b->p.pairs[b->p.npairs++] = q;
+    return 0;
+}
+
+static int add_pairs(builder *b, uint32_t index)
+{
+    const exact_raw *r = b->r;
+    prof_pair fold = { 0 };
+    for (size_t i = 0; i < r->npairs; i++) {
+        const exact_pair_raw *q = &r->pairs[i];
+        uint32_t c1, c2;
+        if (q->thread != index)
+            continue;
+        if (q->bytes < b->fold_below) {
+            fold.count += q->count;
+            fold.bytes += q->bytes;
+            fold.wasteful_bytes += q->wasteful;
+            fold.approx_bytes += approx_bytes(r, q);
+            continue;
+        }
+        if (leaf_context(b, q->c1, &c1) < 0 || leaf_context(b, q->c2, &c2) < 0 ||
+            GROW(b->p.pairs, b->p.npairs, b->cap_pairs) < 0)
+            return -1;
+        b->p.pairs[b->p.npairs++] = (prof_pair){ c1, c2, q->count, q->bytes, q->wasteful,
+                                                 approx_bytes(r, q) };
+    }
+    return fold.count ? add_fold(b, &fold) : 0;
+}
+
+static int build_thread(builder *b, const exact_thread_raw *t, double fp_tolerance)
+{
+    const exact_raw *r = b->r;
+    memcpy(b->p.mode, r->mode, sizeof(b->p.mode));
+    memcpy(b->p.sampler, "exact", sizeof("exact"));
+    b->p.pid = r->pid;
+    b->p.tid = t->os_tid;
+    b->p.thread_name = strdup("");
+    b->p.command = strdup(r->command);
+    b->p.fp_tolerance = fp_tolerance;
+    b->node_frame = calloc(r->nnodes + 1, sizeof(uint32_t));
+    b->leaf_ctx = calloc(r->nleaves + 1, sizeof(uint32_t));
+    if (!b->p.thread_name || !b->p.command || !b->node_frame || !b->leaf_ctx)
+        return -1;
+    return add_stats(b, t) < 0 ? -1 : add_pairs(b, t->index);
+}
+
+static int write_thread(const exact_raw *r, const exact_thread_raw *t, const char *dir, unsigned n,
+                        uint64_t fold_below, char *err, size_t errlen)
+{
+    builder b = { .r = r, .fold_below = fold_below };
+    char path[4096];
+    int rc = -1;
+    if (build_thread(&b, t, r->fp_tolerance) < 0)
+        snprintf(err, errlen, "out of memory converting the exact profile of thread %" PRId64, t->os_tid);
+    else if ((size_t)snprintf(path, sizeof(path), "%s/%" PRId64 "/%" PRId64 "-%u.wasp", dir, r->pid,
+                              t->os_tid, n) >= sizeof(path))
+        snprintf(err, errlen, "%s: path too long", dir);
+    else
+        rc = profile_write(&b.p, path, err, errlen);
+    free(b.node_frame);
+    free(b.leaf_ctx);
+    profile_free(&b.p);
+    return rc;
+}
+
+int exact_convert_text(char *buf, const char *dir, unsigned n, exact_summary *s, char *err, size_t errlen)
+{
+    exact_raw r;
+    char pdir[4096];
+    if (exact_raw_parse(buf, &r, err, errlen) < 0)
+        return -1;
+    int rc = 0;
+    snprintf(pdir, sizeof(pdir), "%s/%" PRId64, dir, r.pid);
+    if (mkdir(pdir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: %s", pdir, strerror(errno));
+        rc = -1;
+    }
+    uint64_t total = 0;
+    for (size_t i = 0; i < r.npairs; i++)
+        total += r.pairs[i].bytes;
+    for (size_t i = 0; rc == 0 && i < r.nthreads; i++) {
+        rc = write_thread(&r, &r.threads[i], dir, n, (uint64_t)((double)total * FOLD_SHARE), err, errlen);
+        s->profiles += rc == 0;
+    }
+    if (r.cut) {
+        s->cut = 1;
+        s->instructions = r.instructions;
+    }
+    exact_raw_free(&r);
+    return rc;
+}
+
+static char *read_all(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    size_t len = 0;
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    FILE *m = open_memstream(&buf, &len);
+    char chunk[65536];
+    size_t got;
+    while (m && (got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        fwrite(chunk, 1, got, m);
+    int bad = !m || ferror(f);
+    fclose(f);
+    if (m && fclose(m) != 0)
+        bad = 1;
+    if (bad) {
+        snprintf(err, errlen, "%s: cannot read", path);
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+static int is_raw(const char *name)
+{
+    size_t l = strlen(name);
+    return l > 4 && !strcmp(name + l - 4, ".raw");
+}
+
+int exact_convert_dir(const char *dir, exact_summary *s, char *err, size_t errlen)
+{
+    char raw_dir[4096], path[4400];
+    memset(s, 0, sizeof(*s));
+    snprintf(raw_dir, sizeof(raw_dir), "%s/.exact", dir);
+    DIR *d = opendir(raw_dir);
+    if (!d)
+        return 0;
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+        unsigned pid, n;
+        if (!is_raw(e->d_name) || sscanf(e->d_name, "%u-%u.raw", &pid, &n) != 2)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", raw_dir, e->d_name);
+        char *buf = read_all(path, err, errlen);
+        /* An empty file: reserved by a process that died before writing. */
+        rc = !buf ? -1 : !buf[0] ? 0 : exact_convert_text(buf, dir, n, s, err, errlen);
+        free(buf);
+        if (rc == 0)
+            unlink(path);
+    }
+    closedir(d);
+    if (rc == 0)
+        rmdir(raw_dir);
+    return rc;
+}

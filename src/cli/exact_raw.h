@@ -1,0 +1,73 @@
+/*
+ * exact_raw.h - the exact tool's raw file, parsed (format in
+ * exact_convert.c). Strings point into the parsed buffer, which must
+ * outlive the result; instructions are decoded here (Zydis).
+ */
+#ifndef WASP_EXACT_RAW_H
+#define WASP_EXACT_RAW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXACT_RAW_MAX_DEPTH 128
+
+typedef struct exact_sym {
+    uint64_t pc;
+    const char *function, *file, *module;
+    uint32_t line;
+} exact_sym;
+
+typedef struct exact_node_raw {
+    int present;
+    uint32_t parent;     /* 0: the root */
+    exact_sym sym;       /* of the call site */
+} exact_node_raw;
+
+typedef struct exact_leaf {
+    int present;
+    uint32_t node;
+    exact_sym sym;       /* of the accessing instruction */
+    char *instruction;   /* AT&T text, "" when its bytes were not kept */
+    uint8_t fp;          /* enum access_fp of its memory operand */
+} exact_leaf;
+
+typedef struct exact_stat_raw {
+    const char *name;
+    uint64_t value;
+} exact_stat_raw;
+
+typedef struct exact_thread_raw {
+    uint32_t index;
+    int64_t os_tid;
+    exact_stat_raw *stats;
+    size_t nstats;
+} exact_thread_raw;
+
+typedef struct exact_pair_raw {
+    uint32_t thread, c1, c2;
+    uint64_t count, bytes, wasteful, approx64, approx32;
+} exact_pair_raw;
+
+typedef struct exact_raw {
+    char mode[32];
+    int64_t pid;
+    const char *command;
+    double fp_tolerance;
+    uint64_t instructions;
+    int cut;
+    exact_node_raw *nodes;   size_t nnodes;    /* indexed by id */
+    exact_leaf *leaves;      size_t nleaves;   /* indexed by id */
+    exact_thread_raw *threads; size_t nthreads;
+    exact_pair_raw *pairs;   size_t npairs;
+} exact_raw;
+
+/* Parses buf (modified in place). Returns 0, or -1 with the line and what
+ * is wrong with it. */
+int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen);
+
+void exact_raw_free(exact_raw *r);
+
+/* A thread's stat by name, 0 when absent. */
+uint64_t exact_raw_stat(const exact_thread_raw *t, const char *name);
+
+#endif

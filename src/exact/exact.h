@@ -1,0 +1,121 @@
+/*
+ * exact.h - the exact mode's Valgrind tool ("wasp"): shared state.
+ *
+ * The tool runs inside Valgrind's core, not on glibc: it may only call
+ * Valgrind's own library (VG_(...)), never libc, and includes no wasp
+ * header. It sees every load and store of the program (exact_instrument.c),
+ * pairs each access of the monitored kind with the next access to the same
+ * bytes by the same thread through per-byte shadow state (exact_shadow.c),
+ * keys contexts on a shadow call stack (exact_tables.c), and writes one raw
+ * file per process (exact_write.c) that the wasp CLI turns into standard
+ * profiles (src/cli/exact_convert.c).
+ */
+#ifndef WASP_EXACT_H
+#define WASP_EXACT_H
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+
+enum exact_mode { EXACT_DEAD_STORE, EXACT_SILENT_STORE, EXACT_SILENT_LOAD };
+
+/* Access kinds, as the instrumentation passes them to the helper. */
+#define EXACT_LOAD 1u
+#define EXACT_STORE 2u
+#define EXACT_UNKNOWN_VALUE 4u   /* a dirty helper's access: bytes known, value not */
+
+/* Shadow state of one byte, 0 when nothing is pending: the thread index
+ * (low bits), whether its value is unknown, and the leaf context. */
+#define EXACT_TID_BITS 10
+#define EXACT_MAX_THREADS (1u << EXACT_TID_BITS)
+#define EXACT_UNKNOWN_BIT (1u << EXACT_TID_BITS)
+#define EXACT_CTX_SHIFT (EXACT_TID_BITS + 1)
+#define EXACT_MAX_CTX ((1u << (32 - EXACT_CTX_SHIFT)) - 1)
+
+#define EXACT_MAX_DEPTH 128   /* call-stack frames kept per context (as the sampled engine) */
+
+typedef struct exact_frame {
+    UInt node;    /* call-tree node of the caller chain at this depth */
+    Addr sp;      /* stack pointer on entry to the callee (after the return address push) */
+} exact_frame;
+
+enum exact_stat {
+    XS_ACCESSES,       /* accesses of the monitored kind (every one is "sampled") */
+    XS_PAIRS,          /* pairs counted */
+    XS_CROSS_THREAD,   /* a pending access ended by another thread's access (not paired) */
+    XS_STACK,          /* dropped: inside the thread's stack, with --stack exclude */
+    XS_STACK_PROBE,    /* dropped: a store far below the stack pointer */
+    XS_CTX_FULL,       /* contexts beyond the table's id space, folded into one */
+    XS_COUNT
+};
+
+typedef struct exact_thread {
+    UInt index;            /* 1..EXACT_MAX_THREADS-1; what the shadow stores */
+    Int os_tid;
+    exact_frame *stack;
+    UInt depth, cap;
+    UInt cur;              /* call-tree node of the current function's caller chain */
+    Addr stack_lo, stack_hi;
+    ULong stats[XS_COUNT];
+    /* Last leaf contexts looked up, by (node, pc): loops hit the same few. */
+    struct { UInt node; Addr pc; UInt ctx; } leaf_cache[256];
+} exact_thread;
+
+typedef struct exact_options {
+    enum exact_mode mode;
+    double fp_tolerance;
+    const HChar *fp_tolerance_text;   /* as given, for the raw file */
+    Bool stack_exclude;
+    const HChar *dir;          /* the run directory; the raw file goes to dir/.exact/ */
+    ULong limit_insns;         /* 0: none */
+    ULong limit_ms;            /* 0: none */
+} exact_options;
+
+extern exact_options exact_opts;
+extern exact_thread *exact_cur;                  /* the thread running client code */
+extern exact_thread *exact_threads[EXACT_MAX_THREADS];
+extern UInt exact_nthreads;
+extern ULong exact_insns;                        /* guest instructions run (with a limit) */
+extern ULong exact_next_check;
+extern Bool exact_limit_hit;
+
+/* exact_tables.c */
+void exact_tables_init(void);
+void exact_tables_reset_pairs(void);
+UInt exact_node_child(UInt parent, Addr call_pc);
+UInt exact_leaf(exact_thread *t, Addr pc, UInt len);
+void exact_pair_add(UInt tindex, UInt c1, UInt c2, UInt bytes, UInt wasteful, UInt a64, UInt a32);
+/* Iteration for the writer. */
+typedef struct exact_pair {
+    ULong key;    /* tindex | c1 << 10 | c2 << 31 (see exact_tables.c) */
+    ULong count, bytes, wasteful, approx64, approx32;
+} exact_pair;
+UInt exact_npairs_cap(void);
+const exact_pair *exact_pair_at(UInt slot);     /* NULL when the slot is free */
+void exact_leaf_info(UInt ctx, UInt *node, Addr *pc, UInt *len);
+void exact_node_info(UInt node, UInt *parent, Addr *call_pc);
+UInt exact_nleaves(void);
+UInt exact_nnodes(void);
+
+/* exact_shadow.c */
+void exact_shadow_init(void);
+void exact_on_access(Addr addr, ULong value, ULong info, Addr sp);
+void exact_on_access_wide(Addr addr, ULong size_kind, ULong pc, Addr sp);
+
+/* exact_instrument.c */
+IRSB *exact_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayout *layout,
+                       const VexGuestExtents *vge, const VexArchInfo *arch, IRType gw, IRType hw);
+
+/* exact_main.c */
+/* Prints "[wasp] ERROR <what>" as one line on stderr, without Valgrind's
+ * "==pid==" prefix, so it reads like every other wasp error. */
+void exact_error(const HChar *what);
+exact_thread *exact_thread_of(ThreadId tid);
+void exact_call(Addr call_pc, Addr sp);
+void exact_ret(Addr sp);
+void exact_check_limit(void);
+
+/* exact_write.c */
+void exact_write_raw(const HChar *why);
+void exact_write_forget(void);
+
+#endif

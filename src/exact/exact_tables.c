@@ -1,0 +1,242 @@
+/*
+ * exact_tables.c - the exact tool's interned tables: call-tree nodes (a
+ * caller chain, one node per call site), leaf contexts (a caller chain plus
+ * the accessing instruction) and the pair table <thread, C1, C2> -> bytes.
+ *
+ * Runs on Valgrind's allocator; tables grow by doubling (the tool runs with
+ * the program stopped, so growth needs no care for concurrency). Leaf
+ * context ids must fit the shadow's 21 bits: past that, contexts fold into
+ * the last id and the fold is counted (XS_CTX_FULL).
+ */
+#include "exact.h"
+
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_mallocfree.h"
+
+/* Open addressing over two-word keys; values are ids + 1 (0 = free). */
+typedef struct xmap {
+    ULong *k1, *k2;
+    UInt *val;
+    UInt cap, used;
+} xmap;
+
+static void xmap_init(xmap *m, UInt cap)
+{
+    m->cap = cap;
+    m->used = 0;
+    m->k1 = VG_(calloc)("wasp.map", cap, sizeof(ULong));
+    m->k2 = VG_(calloc)("wasp.map", cap, sizeof(ULong));
+    m->val = VG_(calloc)("wasp.map", cap, sizeof(UInt));
+}
+
+static inline UInt xmap_hash(ULong a, ULong b, UInt cap)
+{
+    ULong h = a * 0x9E3779B97F4A7C15ULL ^ (b + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
+    return (UInt)(h >> 29) & (cap - 1);
+}
+
+static UInt *xmap_slot(xmap *m, ULong a, ULong b)
+{
+    UInt i = xmap_hash(a, b, m->cap);
+    while (m->val[i] && (m->k1[i] != a || m->k2[i] != b))
+        i = (i + 1) & (m->cap - 1);
+    m->k1[i] = a;
+    m->k2[i] = b;
+    return &m->val[i];
+}
+
+static void xmap_grow(xmap *m)
+{
+    xmap old = *m;
+    xmap_init(m, old.cap * 2);
+    for (UInt i = 0; i < old.cap; i++)
+        if (old.val[i])
+            *xmap_slot(m, old.k1[i], old.k2[i]) = old.val[i];
+    m->used = old.used;
+    VG_(free)(old.k1);
+    VG_(free)(old.k2);
+    VG_(free)(old.val);
+}
+
+/* The value slot for (a, b), growing first when half full. */
+static UInt *xmap_get(xmap *m, ULong a, ULong b)
+{
+    if (m->used * 2 >= m->cap)
+        xmap_grow(m);
+    return xmap_slot(m, a, b);
+}
+
+/* ---- call-tree nodes: node 0 is the root (no caller) ---- */
+
+static xmap node_map;
+static UInt *node_parent;
+static Addr *node_pc;
+static UInt nodes, nodes_cap;
+
+static void *grow_array(void *p, UInt *cap, UInt need, SizeT elem)
+{
+    if (need < *cap)
+        return p;
+    while (*cap <= need)
+        *cap *= 2;
+    return VG_(realloc)("wasp.table", p, (SizeT)*cap * elem);
+}
+
+UInt exact_node_child(UInt parent, Addr call_pc)
+{
+    UInt *slot = xmap_get(&node_map, parent, call_pc);
+    if (*slot)
+        return *slot - 1;
+    UInt cap = nodes_cap;
+    node_parent = grow_array(node_parent, &cap, nodes, sizeof(UInt));
+    cap = nodes_cap;
+    node_pc = grow_array(node_pc, &cap, nodes, sizeof(Addr));
+    nodes_cap = cap;
+    node_parent[nodes] = parent;
+    node_pc[nodes] = call_pc;
+    node_map.used++;
+    *slot = ++nodes;
+    return nodes - 1;
+}
+
+void exact_node_info(UInt node, UInt *parent, Addr *call_pc)
+{
+    *parent = node_parent[node];
+    *call_pc = node_pc[node];
+}
+
+UInt exact_nnodes(void) { return nodes; }
+
+/* ---- leaf contexts: ids 1..EXACT_MAX_CTX (0 marks a free shadow byte) ---- */
+
+static xmap leaf_map;
+static UInt *leaf_node;
+static Addr *leaf_pc;
+static UChar *leaf_len;
+static UInt leaves = 1, leaves_cap;   /* id 0 unused */
+
+static UInt leaf_intern(UInt node, Addr pc, UInt len, exact_thread *t)
+{
+    UInt *slot = xmap_get(&leaf_map, node, pc);
+    if (*slot)
+        return *slot - 1;
+    if (leaves > EXACT_MAX_CTX) {
+        t->stats[XS_CTX_FULL]++;
+        *slot = EXACT_MAX_CTX + 1;
+        leaf_map.used++;
+        return EXACT_MAX_CTX;
+    }
+    UInt cap = leaves_cap;
+    leaf_node = grow_array(leaf_node, &cap, leaves, sizeof(UInt));
+    cap = leaves_cap;
+    leaf_pc = grow_array(leaf_pc, &cap, leaves, sizeof(Addr));
+    cap = leaves_cap;
+    leaf_len = grow_array(leaf_len, &cap, leaves, 1);
+    leaves_cap = cap;
+    leaf_node[leaves] = node;
+    leaf_pc[leaves] = pc;
+    leaf_len[leaves] = (UChar)len;
+    leaf_map.used++;
+    *slot = ++leaves;
+    return leaves - 1;
+}
+
+UInt exact_leaf(exact_thread *t, Addr pc, UInt len)
+{
+    UInt h = (UInt)((pc ^ (pc >> 7) ^ ((Addr)t->cur * 0x9E37u)) & 255);
+    if (t->leaf_cache[h].pc == pc && t->leaf_cache[h].node == t->cur && t->leaf_cache[h].ctx)
+        return t->leaf_cache[h].ctx;
+    UInt ctx = leaf_intern(t->cur, pc, len, t);
+    t->leaf_cache[h].pc = pc;
+    t->leaf_cache[h].node = t->cur;
+    t->leaf_cache[h].ctx = ctx;
+    return ctx;
+}
+
+void exact_leaf_info(UInt ctx, UInt *node, Addr *pc, UInt *len)
+{
+    *node = leaf_node[ctx];
+    *pc = leaf_pc[ctx];
+    *len = leaf_len[ctx];
+}
+
+UInt exact_nleaves(void) { return leaves; }
+
+/* ---- pairs ---- */
+
+static exact_pair *pairs;
+static UInt pairs_cap, pairs_used;
+
+static UInt pair_hash(ULong key, UInt cap)
+{
+    return (UInt)((key * 0x9E3779B97F4A7C15ULL) >> 29) & (cap - 1);
+}
+
+static void pairs_grow(void)
+{
+    exact_pair *old = pairs;
+    UInt old_cap = pairs_cap;
+    pairs_cap *= 2;
+    pairs = VG_(calloc)("wasp.pairs", pairs_cap, sizeof(exact_pair));
+    for (UInt i = 0; i < old_cap; i++) {
+        if (!old[i].key)
+            continue;
+        UInt j = pair_hash(old[i].key, pairs_cap);
+        while (pairs[j].key)
+            j = (j + 1) & (pairs_cap - 1);
+        pairs[j] = old[i];
+    }
+    VG_(free)(old);
+}
+
+void exact_pair_add(UInt tindex, UInt c1, UInt c2, UInt bytes, UInt wasteful, UInt a64, UInt a32)
+{
+    ULong key = (ULong)tindex | (ULong)c1 << EXACT_TID_BITS | (ULong)c2 << 31;
+    if (pairs_used * 2 >= pairs_cap)
+        pairs_grow();
+    UInt j = pair_hash(key, pairs_cap);
+    while (pairs[j].key && pairs[j].key != key)
+        j = (j + 1) & (pairs_cap - 1);
+    if (!pairs[j].key) {
+        pairs[j].key = key;
+        pairs_used++;
+    }
+    pairs[j].count++;
+    pairs[j].bytes += bytes;
+    pairs[j].wasteful += wasteful;
+    pairs[j].approx64 += a64;
+    pairs[j].approx32 += a32;
+}
+
+UInt exact_npairs_cap(void) { return pairs_cap; }
+
+const exact_pair *exact_pair_at(UInt slot)
+{
+    return pairs[slot].key ? &pairs[slot] : NULL;
+}
+
+/* A forked child starts with none of its parent's pairs: those are the
+ * parent's to report. Contexts stay (the child shares the code). */
+void exact_tables_reset_pairs(void)
+{
+    VG_(memset)(pairs, 0, (SizeT)pairs_cap * sizeof(exact_pair));
+    pairs_used = 0;
+}
+
+void exact_tables_init(void)
+{
+    xmap_init(&node_map, 1024);
+    xmap_init(&leaf_map, 4096);
+    nodes_cap = leaves_cap = 1024;
+    node_parent = VG_(malloc)("wasp.table", nodes_cap * sizeof(UInt));
+    node_pc = VG_(malloc)("wasp.table", nodes_cap * sizeof(Addr));
+    leaf_node = VG_(malloc)("wasp.table", leaves_cap * sizeof(UInt));
+    leaf_pc = VG_(malloc)("wasp.table", leaves_cap * sizeof(Addr));
+    leaf_len = VG_(malloc)("wasp.table", leaves_cap);
+    node_parent[0] = 0;
+    node_pc[0] = 0;
+    nodes = 1;
+    pairs_cap = 4096;
+    pairs = VG_(calloc)("wasp.pairs", pairs_cap, sizeof(exact_pair));
+}

@@ -1,0 +1,311 @@
+/*
+ * exact_write.c - the raw file of one process: every pair with its thread,
+ * the contexts the pairs use, symbolized here (Valgrind's debug info is
+ * loaded now; once the process is gone nobody can name its addresses), and
+ * each leaf instruction's bytes, which the wasp CLI decodes (Zydis: text and
+ * element type) when it turns this file into standard profiles
+ * (src/cli/exact_convert.c, format in docs/how-it-works.md).
+ *
+ * Written at exit, before an exec replaces the process, and when
+ * --exact-limit cuts the run; always whole (temporary file, then rename).
+ */
+#include "exact.h"
+
+#include "pub_tool_aspacemgr.h"
+#include "pub_tool_clientstate.h"
+#include "pub_tool_debuginfo.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcfile.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_libcproc.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_vki.h"
+#include "pub_tool_xarray.h"
+
+typedef struct wbuf {
+    Int fd;
+    Bool bad;
+    UInt len;
+    HChar data[1 << 16];
+} wbuf;
+
+static void w_flush(wbuf *w)
+{
+    if (w->len && VG_(write)(w->fd, w->data, (Int)w->len) != (Int)w->len)
+        w->bad = True;
+    w->len = 0;
+}
+
+static void w_char(wbuf *w, HChar ch)
+{
+    if (w->len == sizeof w->data)
+        w_flush(w);
+    w->data[w->len++] = ch;
+}
+
+static void w_raw(wbuf *w, const HChar *s)
+{
+    for (; *s; s++)
+        w_char(w, *s);
+}
+
+/* TAB, then s with \, TAB, LF and CR escaped (as profile files do). */
+static void w_field(wbuf *w, const HChar *s)
+{
+    w_char(w, '\t');
+    for (; s && *s; s++) {
+        if (*s == '\\') w_raw(w, "\\\\");
+        else if (*s == '\t') w_raw(w, "\\t");
+        else if (*s == '\n') w_raw(w, "\\n");
+        else if (*s == '\r') w_raw(w, "\\r");
+        else w_char(w, *s);
+    }
+}
+
+static void w_num(wbuf *w, const HChar *fmt, ULong v)
+{
+    HChar tmp[40];
+    VG_(snprintf)(tmp, sizeof tmp, fmt, v);
+    w_raw(w, tmp);
+}
+
+/* The innermost inlined function at pc, into buf, or NULL when pc is not
+ * in inlined code. The sampled mode's symbolizer names a frame by the
+ * inlined callee (DWARF's DW_AT_name), and reports match frames by name;
+ * Valgrind says it only through describe_IP's text, "0x...: NAME (FILE:LINE)"
+ * or "0x...: NAME (in OBJECT)". */
+static const HChar *inlined_name(DiEpoch ep, Addr pc, HChar *buf, SizeT len)
+{
+    InlIPCursor *c = VG_(new_IIPC)(ep, pc);
+    const HChar *text = VG_(describe_IP)(ep, pc, c);
+    const HChar *start = text ? VG_(strstr)(text, ": ") : NULL;
+    Bool inlined = c && VG_(next_IIPC)(c);
+    VG_(delete_IIPC)(c);
+    if (!inlined || !start)
+        return NULL;
+    start += 2;
+    const HChar *end = VG_(strstr)(start, " (");
+    SizeT n = end ? (SizeT)(end - start) : VG_(strlen)(start);
+    if (n == 0 || n >= len)
+        return NULL;
+    VG_(memcpy)(buf, start, n);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* function, file, line, module of pc. */
+static void w_symbol(wbuf *w, Addr pc)
+{
+    DiEpoch ep = VG_(current_DiEpoch)();
+    const HChar *fn = NULL, *file = NULL, *dir = NULL, *obj = NULL;
+    UInt line = 0;
+    HChar unnamed[300], inl[300];
+    if (!VG_(get_objname)(ep, pc, &obj))
+        obj = "";
+    HChar *module = VG_(strdup)("wasp.sym", obj);
+    if ((fn = inlined_name(ep, pc, inl, sizeof inl)) != NULL) {
+    } else if (!VG_(get_fnname)(ep, pc, &fn) || !fn[0]) {
+        /* As the native front end names them: "[libc.so.6+0x2724a]". */
+        DebugInfo *di = VG_(find_DebugInfo)(ep, pc);
+        const HChar *slash = VG_(strrchr)(module, '/');
+        ULong off = di ? (ULong)(pc - (Addr)VG_(DebugInfo_get_text_bias)(di)) : (ULong)pc;
+        VG_(snprintf)(unnamed, sizeof unnamed, "[%s+0x%llx]", slash ? slash + 1 : module, off);
+        fn = unnamed;
+    }
+    w_field(w, fn);
+    if (!VG_(get_filename_linenum)(ep, pc, &file, &dir, &line)) {
+        file = "";
+        line = 0;
+    }
+    const HChar *slash = VG_(strrchr)(file, '/');
+    w_field(w, slash ? slash + 1 : file);
+    w_num(w, "\t%llu", line);
+    w_field(w, module);
+    VG_(free)(module);
+}
+
+static void w_insn_bytes(wbuf *w, Addr pc, UInt len)
+{
+    static const HChar hex[] = "0123456789abcdef";
+    w_char(w, '\t');
+    if (!len || !VG_(am_is_valid_for_client)(pc, len, VKI_PROT_READ))
+        return;
+    for (UInt i = 0; i < len; i++) {
+        UChar b = ((const UChar *)pc)[i];
+        w_char(w, hex[b >> 4]);
+        w_char(w, hex[b & 15]);
+    }
+}
+
+static void w_header(wbuf *w, const HChar *why)
+{
+    static const HChar *const modes[] = { "dead-store", "silent-store", "silent-load" };
+    w_raw(w, "wasp-exact\t1\nmode");
+    w_field(w, modes[exact_opts.mode]);
+    w_num(w, "\npid\t%llu\ncommand", (ULong)VG_(getpid)());
+    w_field(w, VG_(args_the_exename));
+    for (Word i = 0; i < VG_(sizeXA)(VG_(args_for_client)); i++) {
+        w_char(w, ' ');
+        w_raw(w, *(HChar **)VG_(indexXA)(VG_(args_for_client), i));
+    }
+    w_raw(w, "\nfp_tolerance");
+    w_field(w, exact_opts.fp_tolerance_text);
+    w_raw(w, "\nwritten");
+    w_field(w, why);
+    w_num(w, "\ninstructions\t%llu", exact_insns);
+    w_num(w, "\ncut\t%llu\n", exact_limit_hit);
+}
+
+static void w_threads(wbuf *w)
+{
+    static const HChar *const names[XS_COUNT] = {
+        "accesses", "pairs", "drop.cross_thread", "drop.stack", "drop.stack_probe", "drop.table_full"
+    };
+    for (UInt i = 1; i <= exact_nthreads; i++) {
+        const exact_thread *t = exact_threads[i];
+        if (!t)
+            continue;
+        w_num(w, "thread\t%llu", i);
+        w_num(w, "\t%llu\n", (ULong)t->os_tid);
+        for (UInt s = 0; s < XS_COUNT; s++) {
+            w_num(w, "stat\t%llu", i);
+            w_field(w, names[s]);
+            w_num(w, "\t%llu\n", t->stats[s]);
+        }
+    }
+}
+
+/* Marks the leaves pairs use, and every node on their caller chains. */
+static void mark_used(UChar *leaf_used, UChar *node_used)
+{
+    for (UInt s = 0; s < exact_npairs_cap(); s++) {
+        const exact_pair *p = exact_pair_at(s);
+        if (!p)
+            continue;
+        leaf_used[(p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX] = 1;
+        leaf_used[p->key >> 31] = 1;
+    }
+    for (UInt c = 1; c < exact_nleaves(); c++) {
+        UInt node, len;
+        Addr pc;
+        if (!leaf_used[c])
+            continue;
+        exact_leaf_info(c, &node, &pc, &len);
+        while (node && !node_used[node]) {
+            node_used[node] = 1;
+            exact_node_info(node, &node, &pc);
+        }
+    }
+}
+
+/* Nodes come before the nodes and leaves that refer to them (ids grow). */
+static void w_contexts(wbuf *w)
+{
+    UInt nl = exact_nleaves(), nn = exact_nnodes();
+    UChar *leaf_used = VG_(calloc)("wasp.write", nl + 1, 1);
+    UChar *node_used = VG_(calloc)("wasp.write", nn + 1, 1);
+    mark_used(leaf_used, node_used);
+    for (UInt n = 1; n < nn; n++) {
+        UInt parent;
+        Addr pc;
+        if (!node_used[n])
+            continue;
+        exact_node_info(n, &parent, &pc);
+        w_num(w, "node\t%llu", n);
+        w_num(w, "\t%llu", parent);
+        w_num(w, "\t0x%llx", pc);
+        w_symbol(w, pc);
+        w_char(w, '\n');
+    }
+    for (UInt c = 1; c < nl; c++) {
+        UInt node, len;
+        Addr pc;
+        if (!leaf_used[c])
+            continue;
+        exact_leaf_info(c, &node, &pc, &len);
+        w_num(w, "leaf\t%llu", c);
+        w_num(w, "\t%llu", node);
+        w_num(w, "\t0x%llx", pc);
+        w_symbol(w, pc);
+        w_insn_bytes(w, pc, len);
+        w_char(w, '\n');
+    }
+    VG_(free)(leaf_used);
+    VG_(free)(node_used);
+}
+
+static void w_pairs(wbuf *w)
+{
+    for (UInt s = 0; s < exact_npairs_cap(); s++) {
+        const exact_pair *p = exact_pair_at(s);
+        if (!p)
+            continue;
+        w_num(w, "pair\t%llu", p->key & (EXACT_MAX_THREADS - 1));
+        w_num(w, "\t%llu", (p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX);
+        w_num(w, "\t%llu", p->key >> 31);
+        w_num(w, "\t%llu", p->count);
+        w_num(w, "\t%llu", p->bytes);
+        w_num(w, "\t%llu", p->wasteful);
+        w_num(w, "\t%llu", p->approx64);
+        w_num(w, "\t%llu\n", p->approx32);
+    }
+}
+
+/* dir/.exact/<pid>-<n>.raw, reserved on first write: a process writes
+ * again over its own file (an exec that failed, then exit), while the
+ * program an exec starts, with the same pid, takes the next n. */
+static Int seq = -1;
+
+/* A forked child writes a file of its own. */
+void exact_write_forget(void)
+{
+    seq = -1;
+}
+
+static Bool raw_path(HChar *path, SizeT len)
+{
+    Int pid = VG_(getpid)();
+    for (Int n = seq < 0 ? 0 : seq; n < 10000; n++) {
+        VG_(snprintf)(path, len, "%s/.exact/%d-%d.raw", exact_opts.dir, pid, n);
+        if (seq >= 0)
+            return True;
+        SysRes r = VG_(open)(path, VKI_O_CREAT | VKI_O_EXCL | VKI_O_WRONLY, 0644);
+        if (!sr_isError(r)) {
+            VG_(close)((Int)sr_Res(r));
+            seq = n;
+            return True;
+        }
+    }
+    return False;
+}
+
+void exact_write_raw(const HChar *why)
+{
+    HChar path[4096], tmp[4200];
+    if (!raw_path(path, sizeof path)) {
+        exact_error("cannot create a file in the run directory's .exact folder — check that it is writable");
+        return;
+    }
+    VG_(snprintf)(tmp, sizeof tmp, "%s.tmp", path);
+    SysRes r = VG_(open)(tmp, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0644);
+    if (sr_isError(r)) {
+        exact_error("cannot write a raw file in the run directory — check that it is writable");
+        return;
+    }
+    wbuf *w = VG_(malloc)("wasp.write", sizeof(wbuf));
+    w->fd = (Int)sr_Res(r);
+    w->bad = False;
+    w->len = 0;
+    w_header(w, why);
+    w_threads(w);
+    w_contexts(w);
+    w_pairs(w);
+    w_raw(w, "end\n");
+    w_flush(w);
+    VG_(close)(w->fd);
+    if (w->bad || VG_(rename)(tmp, path) != 0) {
+        exact_error("cannot write a raw file in the run directory (disk full?) — free space and run again");
+        VG_(unlink)(tmp);
+    }
+    VG_(free)(w);
+}

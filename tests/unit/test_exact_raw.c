@@ -1,0 +1,163 @@
+/*
+ * test_exact_raw.c - the exact tool's raw file and its conversion
+ * (src/cli/exact_raw.c, exact_convert.c): records parsed, contexts rebuilt
+ * leaf first from the call-site chain, the approximate bytes taken by the
+ * C1 instruction's element type (double, float, integer), damaged files
+ * refused.
+ */
+#include "harness.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "exact_convert.h"
+#include "exact_raw.h"
+#include "profile.h"
+
+/* Leaves: 1 = movsd %xmm0,(%rdi) (F64), 2 = mov %rax,(%rdi) (integer),
+ * 3 = movss %xmm0,(%rdi) (F32); all called from main through node 1. */
+static const char RAW[] =
+    "wasp-exact\t1\nmode\tsilent-store\npid\t4242\ncommand\t./prog 1\nfp_tolerance\t0.01\n"
+    "written\texit\ninstructions\t0\ncut\t0\n"
+    "thread\t1\t4242\nstat\t1\taccesses\t100\nstat\t1\tpairs\t90\nstat\t1\tdrop.stack\t3\n"
+    "thread\t2\t4243\n"
+    "node\t1\t0\t0x1000\tmain\tprog.c\t40\t/bin/prog\n"
+    "leaf\t1\t1\t0x2000\tupdate\tprog.c\t10\t/bin/prog\tf20f1107\n"
+    "leaf\t2\t1\t0x2010\tkernel\tprog.c\t20\t/bin/prog\t488907\n"
+    "leaf\t3\t1\t0x2020\tsingle\tprog.c\t30\t/bin/prog\tf30f1107\n"
+    "pair\t1\t1\t1\t10\t80\t0\t40\t8\n"
+    "pair\t1\t2\t2\t10\t80\t16\t40\t40\n"
+    "pair\t1\t3\t3\t10\t40\t0\t12\t20\n"
+    "end\n";
+
+TEST(raw_parses_and_decodes_leaf_instructions)
+{
+    char *buf = strdup(RAW), err[256];
+    exact_raw r;
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) == 0);
+    CHECK_STR(r.mode, "silent-store");
+    CHECK_EQ_U(r.pid, 4242);
+    CHECK_EQ_U(r.nthreads, 2);
+    CHECK_EQ_U(r.npairs, 3);
+    CHECK_EQ_U(r.leaves[1].fp, 8);
+    CHECK_EQ_U(r.leaves[2].fp, 0);
+    CHECK_EQ_U(r.leaves[3].fp, 4);
+    CHECK(strstr(r.leaves[1].instruction, "movsd") != NULL);
+    CHECK_EQ_U(exact_raw_stat(&r.threads[0], "drop.stack"), 3);
+    exact_raw_free(&r);
+    free(buf);
+}
+
+TEST(raw_refuses_damaged_files)
+{
+    char err[256];
+    exact_raw r;
+    char *cut = strdup(RAW);
+    cut[strlen(cut) - 4] = '\0';   /* no end record */
+    CHECK(exact_raw_parse(cut, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "truncated") != NULL);
+    char *dangling = strdup(RAW);
+    memcpy(strstr(dangling, "pair\t1\t3\t3"), "pair\t1\t9\t3", 10);
+    CHECK(exact_raw_parse(dangling, &r, err, sizeof(err)) < 0);
+    char *foreign = strdup("wasp-profile\t1\nend\n");
+    CHECK(exact_raw_parse(foreign, &r, err, sizeof(err)) < 0);
+    free(cut);
+    free(dangling);
+    free(foreign);
+}
+
+static const prof_pair *pair_with_leaf(const profile *p, const char *fn)
+{
+    for (size_t i = 0; i < p->npairs; i++)
+        if (!strcmp(p->frames[p->contexts[p->pairs[i].watch_ctx].frames[0]].function, fn))
+            return &p->pairs[i];
+    return NULL;
+}
+
+TEST(convert_writes_one_profile_per_thread_with_the_element_types_approx)
+{
+    char dir[] = "/tmp/wasp-test-exact.XXXXXX", err[512], path[256];
+    CHECK(mkdtemp(dir) != NULL);
+    char *buf = strdup(RAW);
+    exact_summary s = { 0 };
+    CHECK(exact_convert_text(buf, dir, 0, &s, err, sizeof(err)) == 0);
+    CHECK_EQ_U(s.profiles, 2);
+    snprintf(path, sizeof(path), "%s/4242/4242-0.wasp", dir);
+    profile p;
+    CHECK(profile_read(path, &p, err, sizeof(err)) == 0);
+    CHECK_STR(p.sampler, "exact");
+    CHECK_EQ_U(profile_stat(&p, "samples"), 100);
+    CHECK_EQ_U(profile_stat(&p, "traps"), 90);
+    const prof_pair *d = pair_with_leaf(&p, "update"), *i = pair_with_leaf(&p, "kernel"),
+                    *f = pair_with_leaf(&p, "single");
+    CHECK(d && i && f);
+    if (d && i && f) {
+        CHECK_EQ_U(d->approx_bytes, 40);   /* a double store: approx64 */
+        CHECK_EQ_U(i->approx_bytes, 0);    /* an integer store: never approximate */
+        CHECK_EQ_U(i->wasteful_bytes, 16);
+        CHECK_EQ_U(f->approx_bytes, 20);   /* a float store: approx32 */
+        const prof_context *c = &p.contexts[d->watch_ctx];
+        CHECK_EQ_U(c->nframes, 2);
+        CHECK_STR(p.frames[c->frames[1]].function, "main");
+        CHECK_EQ_U(p.frames[c->frames[1]].line, 40);
+    }
+    profile_free(&p);
+    snprintf(path, sizeof(path), "%s/4242/4243-0.wasp", dir);
+    CHECK(access(path, F_OK) == 0);
+    free(buf);
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* Pairs below 0.001% of the process's bytes fold into one, bytes kept. */
+TEST(convert_folds_tiny_pairs_keeping_their_bytes)
+{
+    static const char raw[] =
+        "wasp-exact\t1\nmode\tsilent-store\npid\t77\ncut\t0\n"
+        "thread\t1\t77\n"
+        "leaf\t1\t0\t0x2000\tbig\tp.c\t1\t/p\t488907\n"
+        "leaf\t2\t0\t0x2010\ttiny\tp.c\t2\t/p\t488907\n"
+        "leaf\t3\t0\t0x2020\ttiny2\tp.c\t3\t/p\t488907\n"
+        "pair\t1\t1\t1\t1000\t10000000\t5000000\t0\t0\n"
+        "pair\t1\t2\t2\t3\t50\t50\t0\t0\n"
+        "pair\t1\t3\t3\t2\t40\t0\t0\t0\n"
+        "end\n";
+    char dir[] = "/tmp/wasp-test-fold.XXXXXX", err[512], path[256], cmd[300];
+    CHECK(mkdtemp(dir) != NULL);
+    char *buf = strdup(raw);
+    exact_summary s = { 0 };
+    CHECK(exact_convert_text(buf, dir, 0, &s, err, sizeof(err)) == 0);
+    snprintf(path, sizeof(path), "%s/77/77-0.wasp", dir);
+    profile p;
+    CHECK(profile_read(path, &p, err, sizeof(err)) == 0);
+    CHECK_EQ_U(p.npairs, 2);
+    uint64_t bytes = 0, wasteful = 0;
+    for (size_t i = 0; i < p.npairs; i++) {
+        bytes += p.pairs[i].bytes;
+        wasteful += p.pairs[i].wasteful_bytes;
+    }
+    CHECK_EQ_U(bytes, 10000090);
+    CHECK_EQ_U(wasteful, 5000050);
+    const prof_pair *f = pair_with_leaf(&p, "[pairs below 0.001% of bytes, folded]");
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_EQ_U(f->count, 5);
+        CHECK_EQ_U(f->bytes, 90);
+    }
+    CHECK(pair_with_leaf(&p, "tiny") == NULL);
+    profile_free(&p);
+    free(buf);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
+int main(void)
+{
+    RUN(raw_parses_and_decodes_leaf_instructions);
+    RUN(raw_refuses_damaged_files);
+    RUN(convert_writes_one_profile_per_thread_with_the_element_types_approx);
+    RUN(convert_folds_tiny_pairs_keeping_their_bytes);
+    return HARNESS_EXIT();
+}
