@@ -6,6 +6,7 @@ CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Werror
 BASE    := -std=c11 -D_GNU_SOURCE -fPIC -fno-omit-frame-pointer $(WARN) -Isrc/engine -Isrc/native -Isrc/jvm -Isrc/cli -Ibuild/gen
 LIBS    := -lZydis -lunwind -ldw -lelf -lz -lpthread -lm -ldl
+CLI_LIBS := $(LIBS) -lprotobuf-c
 
 ENGINE_SRC := $(wildcard src/engine/*.c)
 NATIVE_SRC := $(wildcard src/native/*.c)
@@ -16,13 +17,14 @@ UNIT_SRC   := $(wildcard tests/unit/test_*.c)
 ENGINE_OBJ := $(ENGINE_SRC:%.c=build/obj/%.o)
 NATIVE_OBJ := $(NATIVE_SRC:%.c=build/obj/%.o)
 JVM_OBJ    := $(JVM_SRC:%.c=build/obj/%.o)
-CLI_OBJ    := $(CLI_SRC:%.c=build/obj/%.o)
+CLI_OBJ    := $(CLI_SRC:%.c=build/obj/%.o) build/obj/build/gen/profile.pb-c.o
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=build/tests/%)
 
 all: deps build/bin/wasp build/lib/libwasp.so build/lib/valgrind/wasp-amd64-linux
 
 # Installs the Debian packages the build needs, only when one is missing.
-DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless valgrind
+DEPS_PKGS := libzydis-dev libunwind-dev libdw-dev zlib1g-dev python3 xxd openjdk-17-jdk-headless valgrind \
+             libprotobuf-c-dev protobuf-c-compiler
 deps:
 	@./scripts/install-deps $(DEPS_PKGS)
 
@@ -41,6 +43,13 @@ build/gen/report_html.h: src/res/report.html | deps
 	xxd -i -n report_html $< > $@.tmp && mv $@.tmp $@
 
 build/obj/src/cli/out_html.o: build/gen/report_html.h
+
+# The pprof schema, compiled by protoc-c into an encoder the CLI links.
+build/gen/profile.pb-c.c build/gen/profile.pb-c.h &: src/res/profile.proto | deps
+	@mkdir -p build/gen
+	protoc-c --proto_path=src/res --c_out=build/gen $<
+
+build/obj/src/cli/out_pprof.o build/tests/test_pprof: build/gen/profile.pb-c.h
 
 # Order-only on deps: with -j, nothing compiles before the headers are installed.
 build/obj/%.o: %.c | deps
@@ -81,11 +90,11 @@ build/lib/libwasp.so: $(ENGINE_OBJ) $(NATIVE_OBJ) $(JVM_OBJ)
 
 build/bin/wasp: build/obj/src/cli/main.o $(CLI_OBJ) $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $^ $(LIBS)
+	$(CC) -o $@ $^ $(CLI_LIBS)
 
 build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $^ $(LIBS)
+	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $(filter %.c %.o,$^) $(CLI_LIBS)
 
 # Unit tests of JVM front-end files that include no JVM header.
 build/tests/test_stubstep: build/obj/src/jvm/stubstep.o build/obj/src/jvm/codemap.o
@@ -96,18 +105,19 @@ FUZZ_FLAGS := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefine
 FUZZ_PKGS  := clang-14 libclang-rt-14-dev
 FUZZ_SRC   := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BIN   := $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
-FUZZ_OBJ   := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o) $(CLI_SRC:%.c=build/fuzz/obj/%.o)
+FUZZ_OBJ   := $(ENGINE_SRC:%.c=build/fuzz/obj/%.o) $(CLI_SRC:%.c=build/fuzz/obj/%.o) \
+              build/fuzz/obj/build/gen/profile.pb-c.o
 
 fuzz-deps: deps
 	@./scripts/install-deps $(FUZZ_PKGS)
 
-build/fuzz/obj/%.o: %.c build/gen/report_html.h | fuzz-deps
+build/fuzz/obj/%.o: %.c build/gen/report_html.h build/gen/profile.pb-c.h | fuzz-deps
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 build/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+	$(FUZZ_CC) $(BASE) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(CLI_LIBS)
 
 fuzz: all $(FUZZ_BIN)
 

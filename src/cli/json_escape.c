@@ -1,15 +1,16 @@
 /*
  * json_escape.c - the one JSON string escaper of the report writers
- * (out_json.c, out_html.c, out_html_code.c).
+ * (out_json.c, out_html.c, out_html_code.c), and its UTF-8 rules, which
+ * out_pprof.c shares.
  */
 #include "json_escape.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one
- * (overlong forms, surrogates and code points past U+10FFFF included). */
-static size_t json_utf8_len(const unsigned char *s)
+size_t json_utf8_len(const unsigned char *s)
 {
     unsigned c = s[0];
     size_t n;
@@ -24,6 +25,29 @@ static size_t json_utf8_len(const unsigned char *s)
     }
     if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
     return n;
+}
+
+int json_utf8_valid(const char *str)
+{
+    for (const unsigned char *s = (const unsigned char *)str; *s;) {
+        size_t n = *s < 0x80 ? 1 : json_utf8_len(s);
+        if (n == 0) return 0;
+        s += n;
+    }
+    return 1;
+}
+
+char *json_utf8_dup(const char *str)
+{
+    char *out = malloc(3 * strlen(str) + 1), *o = out;
+    for (const unsigned char *s = (const unsigned char *)str; out && *s;) {
+        size_t n = *s < 0x80 ? 1 : json_utf8_len(s);
+        memcpy(o, n ? (const char *)s : "\xef\xbf\xbd", n ? n : 3);
+        o += n ? n : 3;
+        s += n ? n : 1;
+    }
+    if (out) *o = '\0';
+    return out;
 }
 
 void json_escape_str(FILE *f, const char *str)

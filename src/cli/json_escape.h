@@ -4,6 +4,7 @@
 #ifndef WASP_JSON_ESCAPE_H
 #define WASP_JSON_ESCAPE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 /* Writes s (NULL as "") as a JSON string, quotes included. '"' and '\' are
@@ -12,5 +13,18 @@
  * "<!--"); U+2028 and U+2029 too (so it is valid JavaScript); bytes that
  * are not valid UTF-8 become U+FFFD, so the output is always valid UTF-8. */
 void json_escape_str(FILE *f, const char *s);
+
+/* Length of the valid UTF-8 sequence of two or more bytes at s, or 0 when
+ * there is none (ASCII, overlong forms, surrogates, code points past
+ * U+10FFFF, a truncated sequence). */
+size_t json_utf8_len(const unsigned char *s);
+
+/* Whether s is valid UTF-8. */
+int json_utf8_valid(const char *s);
+
+/* A malloc'd copy of s whose bytes that are not UTF-8 are U+FFFD, as
+ * json_escape_str writes them; NULL when out of memory. For writers whose
+ * format needs UTF-8 but has no escapes (out_pprof.c). */
+char *json_utf8_dup(const char *s);
 
 #endif

@@ -21,7 +21,7 @@ static void usage(FILE *out)
             "           [--stack include|exclude] [--no-watch-check] [-o DIR] -- CMD [ARGS...]\n"
             "  wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude]\n"
             "           [--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]   every access, under Valgrind\n"
-            "  wasp report DIR [--format text|json|html|collapsed] [--top N] [--pid PID]\n"
+            "  wasp report DIR [--format text|json|html|collapsed|pprof] [--top N] [--pid PID]\n"
             "           [--side watch|trap] [-o FILE]\n"
             "  wasp diff A B [--format text|json|html] [--top N] [-o FILE]   B - A, pair by pair\n"
             "  wasp doctor [--watch]   what this machine supports and what wasp will use\n"

@@ -500,6 +500,14 @@ void merge_finish(merge_model *m)
     }
 }
 
+const char *merge_relation(const char *mode)
+{
+    if (!strcmp(mode, "dead-store")) return "killed by";
+    if (!strcmp(mode, "silent-store")) return "rewritten silently by";
+    if (!strcmp(mode, "silent-load")) return "reloaded silently by";
+    return "redundant with";
+}
+
 /* After merge_finish (stats sorted by name): a binary search. */
 uint64_t merge_stat_value(const merge_model *m, const char *name)
 {

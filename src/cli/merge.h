@@ -110,6 +110,11 @@ void merge_finish(merge_model *m);
 /* A sentence warning that the run's watches never trapped, or NULL. */
 const char *merge_watch_warning(const merge_model *m, char *buf, size_t len);
 
+/* The words for C2 relative to C1 in this mode: "killed by" (dead-store),
+ * "rewritten silently by" (silent-store), "reloaded silently by"
+ * (silent-load). One place, so every report says the same. */
+const char *merge_relation(const char *mode);
+
 /* Summed value of a stat, 0 when absent; after merge_finish (a binary
  * search of the stats it sorted). */
 uint64_t merge_stat_value(const merge_model *m, const char *name);

@@ -12,15 +12,6 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* Verbs for C2 relative to C1, per mode. */
-static const char *text_relation(const char *mode)
-{
-    if (!strcmp(mode, "dead-store")) return "killed by";
-    if (!strcmp(mode, "silent-store")) return "rewritten silently by";
-    if (!strcmp(mode, "silent-load")) return "reloaded silently by";
-    return "redundant with";
-}
-
 static int text_has_approx(const char *mode)
 {
     return strcmp(mode, "dead-store") != 0;
@@ -79,7 +70,7 @@ static void text_pair(FILE *f, const merge_model *m, size_t rank, const merge_pa
     if (text_has_approx(m->mode)) fprintf(f, "  approx %6.2f%%", 100.0 * q->approx_fraction);
     fprintf(f, "  bytes %" PRIu64 "  count %" PRIu64 "\n", q->bytes, q->count);
     text_ctx(f, "watch (C1)", q->watch);
-    snprintf(title, sizeof title, "%s (trap, C2)", text_relation(m->mode));
+    snprintf(title, sizeof title, "%s (trap, C2)", merge_relation(m->mode));
     text_ctx(f, title, q->trap);
     fputc('\n', f);
 }

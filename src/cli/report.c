@@ -18,6 +18,7 @@
 #include "out_collapsed.h"
 #include "out_html.h"
 #include "out_json.h"
+#include "out_pprof.h"
 #include "out_text.h"
 #include "profile.h"
 #include "publish.h"
@@ -33,17 +34,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define REPORT_USAGE "usage: wasp report DIR [--format text|json|html|collapsed] [--top N] " \
+#define REPORT_USAGE "usage: wasp report DIR [--format text|json|html|collapsed|pprof] [--top N] " \
                      "[--side watch|trap] [--pid PID] [--strict] [-o FILE]"
 
-enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON, REPORT_HTML, REPORT_COLLAPSED };
+enum report_format { REPORT_AUTO, REPORT_TEXT, REPORT_JSON, REPORT_HTML, REPORT_COLLAPSED,
+                     REPORT_PPROF };
 
-/* -o FILE picks the format by extension, as async-profiler does. */
+/* -o FILE picks the format by extension, as async-profiler does. pprof has
+ * two: go tool pprof writes .pb.gz, and some tools name them .pprof. */
 static const struct { const char *name, *ext; enum report_format format; } report_formats[] = {
     { "text", ".txt", REPORT_TEXT },
     { "json", ".json", REPORT_JSON },
     { "html", ".html", REPORT_HTML },
     { "collapsed", ".collapsed", REPORT_COLLAPSED },
+    { "pprof", ".pb.gz", REPORT_PPROF },
+    { "pprof", ".pprof", REPORT_PPROF },
 };
 #define REPORT_NFORMATS (sizeof report_formats / sizeof report_formats[0])
 
@@ -57,6 +62,7 @@ typedef struct report_opts {
     int64_t pid;
     int pid_set;
     int strict;             /* missing profiles are an error, not a warning */
+    int64_t written_ns;     /* when the newest profile loaded was written (pprof's time) */
 } report_opts;
 
 static void report_error(const char *fmt, ...)
@@ -85,8 +91,8 @@ static int report_option(report_opts *o, const char *name, const char *val)
         size_t k = 0;
         while (k < REPORT_NFORMATS && strcmp(val, report_formats[k].name) != 0) k++;
         if (k == REPORT_NFORMATS)
-            return report_usage_error("--format must be text, json, html or collapsed, not '%s'",
-                                      val);
+            return report_usage_error("--format must be text, json, html, collapsed or pprof, "
+                                      "not '%s'", val);
         o->format = report_formats[k].format;
     } else if (!strcmp(name, "--side")) {
         if (!strcmp(val, "watch")) o->side = COLLAPSED_WATCH;
@@ -143,10 +149,18 @@ static int report_parse(report_opts *o, int argc, char **argv)
 
 /* ---- loading and writing ---- */
 
+/* A thread's profile is written when it ends, so the newest one says when
+ * the run ended; 0 when unknown. */
+static int64_t report_written_ns(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return 0;
+    return (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+}
+
 /* Loads every profile found into the model (copies counted once), and
  * tells its process's manifest that it was found. */
-static int report_load(merge_model *m, completeness *c, const report_paths *ps,
-                       const report_opts *o)
+static int report_load(merge_model *m, completeness *c, const report_paths *ps, report_opts *o)
 {
     char err[1024];
     for (size_t i = 0; i < ps->n; i++) {
@@ -162,6 +176,8 @@ static int report_load(merge_model *m, completeness *c, const report_paths *ps,
             rc = merge_add(m, &p, ps->v[i], err, sizeof err);
             if (rc == 0 && m->duplicates == before && completeness_found(c, p.pid) != 0)
                 snprintf(err, sizeof err, "out of memory"), rc = -1;
+            int64_t ns = report_written_ns(ps->v[i]);
+            if (ns > o->written_ns) o->written_ns = ns;
         }
         profile_free(&p);
         if (rc != 0) {
@@ -214,6 +230,7 @@ static int report_render(FILE *f, const merge_model *m, enum report_format forma
     case REPORT_JSON: return json_write_report(f, m, o->top_set ? o->top : 0);
     case REPORT_HTML: return html_write_report(f, m, o->top_set ? o->top : HTML_DEFAULT_TOP);
     case REPORT_COLLAPSED: return collapsed_write_report(f, m, o->side);
+    case REPORT_PPROF: return pprof_write_report(f, m, o->written_ns);
     default: return text_write_report(f, m, o->top_set ? o->top : 10);
     }
 }
@@ -316,6 +333,11 @@ static int report_output(const merge_model *m, const report_opts *o)
     int to_stdout = !o->out || !strcmp(o->out, "-");
     enum report_format format = report_pick_format(o, to_stdout);
     if (!to_stdout) return report_publish(m, format, o);
+    /* Compressed bytes would only garble the terminal. */
+    if (format == REPORT_PPROF && isatty(STDOUT_FILENO)) {
+        report_error("pprof output is binary \xe2\x80\x94 write it to a file: -o waste.pb.gz");
+        return -1;
+    }
     if (report_render(stdout, m, format, o) != 0 || fflush(stdout) != 0) {
         report_error("stdout: %s", strerror(errno ? errno : EIO));
         return -1;
