@@ -10,6 +10,7 @@
  */
 #include "decode.h"
 #include "decode_internal.h"
+#include "fpness.h"
 
 #include <Zydis/Zydis.h>
 #include <asm/prctl.h>
@@ -220,15 +221,6 @@ static enum drop_reason decode_ea(const decode_insn *d, const ZydisDecodedOperan
     return DROP_NONE;
 }
 
-static uint8_t decode_fp(const ZydisDecodedOperand *m)
-{
-    if (m->element_type == ZYDIS_ELEMENT_TYPE_FLOAT32)
-        return ACCESS_F32;
-    if (m->element_type == ZYDIS_ELEMENT_TYPE_FLOAT64)
-        return ACCESS_F64;
-    return ACCESS_INT;
-}
-
 /* The pure core: fills *out with the address before any segment base and
  * reports the segment so callers can add FS/GS base however they know it. */
 static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const greg_t *regs,
@@ -270,7 +262,7 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
             size = (uint64_t)regs[REG_RCX] >= 64 / size ? 64 : (uint32_t)regs[REG_RCX] * size;
     }
     *out = (mem_access){ .pc = pc, .addr = ea, .size = size, .insn_len = d->in.length,
-                         .kind = kind, .fp = decode_fp(m),
+                         .kind = kind, .fp = fpness_of_move(d, m),
                          .base_rsp = decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP,
                          .rip_relative = decode_is_rip(m->mem.base),
                          .base_r15 = decode_widest(m->mem.base) == ZYDIS_REGISTER_R15,
@@ -349,7 +341,12 @@ enum drop_reason decode_access_at(uint64_t rip, const ucontext_t *uc, mem_access
     decode_insn d;
     if (!decode_is_ready() || !ZYAN_SUCCESS(decode_read_at(rip, &d)))
         return DROP_DECODE_FAILED;
-    return decode_live(&d, rip, uc, 0, out);
+    enum drop_reason r = decode_live(&d, rip, uc, 0, out);
+    /* No boundary behind rip is known, so a store's producer is out of
+     * sight; a load's consumer ahead is not. */
+    if (r == DROP_NONE)
+        out->fp = fpness_of(&d, rip, NULL, 0);
+    return r;
 }
 
 /* A data breakpoint hit inside a rep string instruction traps after that

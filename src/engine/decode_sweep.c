@@ -10,11 +10,13 @@
 #include <sys/mman.h>
 
 #include "decode_internal.h"
+#include "fpness.h"
 
 /* Cache: one atomic word per rip. Bits 0..46 rip (user space), 47 "ahead",
  * 48..55 distance back to the start of the instruction ending at rip (or,
  * in the sample cache, to the access the sample stands for; forward when
- * ahead is set), then flags. 0 means empty (rip is never 0). */
+ * ahead is set), 56..59 the state (enum decode_state), 60..63 key flags.
+ * 0 means empty (rip is never 0). */
 #define DECODE_CACHE_BITS 16
 #define DECODE_CACHE_SLOTS (1u << DECODE_CACHE_BITS)
 #define DECODE_CACHE_PROBES 32u
@@ -22,10 +24,9 @@
 #define DECODE_F_AHEAD (1ull << 47)
 #define DECODE_OFF_SHIFT 48
 #define DECODE_OFF_MASK 0xFFull          /* sampled lookups look back up to 255 bytes */
-#define DECODE_F_TARGET (1ull << 56)
-#define DECODE_F_NOBOUND (1ull << 57)
-#define DECODE_F_FAILED (1ull << 58)
-#define DECODE_F_NONE_FOUND (1ull << 59)
+#define DECODE_STATE_SHIFT 56
+#define DECODE_STATE_MASK 0xFull
+#define DECODE_S(state) ((uint64_t)(state) << DECODE_STATE_SHIFT)
 #define DECODE_F_WANT_LOAD (1ull << 60)    /* these three are part of the key in the sample cache */
 #define DECODE_F_SKIP_RSP (1ull << 61)
 #define DECODE_F_SKIP_RIP (1ull << 62)
@@ -33,6 +34,23 @@
 #define DECODE_KEY_MASK (DECODE_RIP_MASK | DECODE_F_WANT_LOAD | DECODE_F_SKIP_RSP | DECODE_F_SKIP_RIP | \
                          DECODE_F_SKIP_R15)
 #define DECODE_LOOKBACK_INSNS 32u
+
+/* What an entry says. A found access carries the element type of the value
+ * it moves (fpness.c), decided once with the code around it in view. */
+enum decode_state {
+    DECODE_FOUND = 0,      /* an access; its value is not FP */
+    DECODE_FOUND_F32,
+    DECODE_FOUND_F64,
+    DECODE_TARGET,         /* rip is a branch target */
+    DECODE_NOBOUND,        /* no instruction ends at rip */
+    DECODE_FAILED,         /* bytes before rip do not decode */
+    DECODE_NONE_FOUND,     /* no access of the wanted kind */
+};
+
+static unsigned decode_state_of(uint64_t e)
+{
+    return (unsigned)((e >> DECODE_STATE_SHIFT) & DECODE_STATE_MASK);
+}
 
 static uint64_t decode_cache[DECODE_CACHE_SLOTS];        /* trap: instruction ending at rip */
 static uint64_t decode_sample_cache[DECODE_CACHE_SLOTS]; /* sample: access it stands for */
@@ -91,7 +109,7 @@ static uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t
 static uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
-    uint64_t pc = start, off = 0, flags = 0;
+    uint64_t pc = start, off = 0, state = DECODE_FOUND;
     while (pc < limit) {
         ZydisDecodedInstruction in;
         ZydisDecoderContext ctx;
@@ -100,33 +118,38 @@ static uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end)
                                                         (const void *)(uintptr_t)pc, avail, &in))) {
             if (pc >= rip)
                 break; /* data or padding after rip: the answer is already known */
-            return rip | DECODE_F_FAILED;
+            return rip | DECODE_S(DECODE_FAILED);
         }
         uint64_t next = pc + in.length;
         if (next == rip)
             off = in.length;
         else if (pc < rip && next > rip)
-            return rip | DECODE_F_NOBOUND; /* rip is inside an instruction */
+            return rip | DECODE_S(DECODE_NOBOUND); /* rip is inside an instruction */
         if (decode_branch_target(&in, next) == rip)
-            flags |= DECODE_F_TARGET;
+            state = DECODE_TARGET;
         pc = next;
     }
     if (off == 0)
-        return rip | DECODE_F_NOBOUND; /* beyond the sweep limit */
-    return rip | (off << DECODE_OFF_SHIFT) | flags;
+        return rip | DECODE_S(DECODE_NOBOUND); /* beyond the sweep limit */
+    return rip | (off << DECODE_OFF_SHIFT) | DECODE_S(state);
 }
 
 static enum drop_reason decode_entry_reason(uint64_t e)
 {
-    if (e & DECODE_F_FAILED)
-        return DROP_DECODE_FAILED;
-    if (e & DECODE_F_NOBOUND)
-        return DROP_NO_BOUNDARY;
-    if (e & DECODE_F_TARGET)
-        return DROP_BRANCH_TARGET;
-    if (e & DECODE_F_NONE_FOUND)
-        return DROP_NOT_MEMORY;
-    return DROP_NONE;
+    switch (decode_state_of(e)) {
+    case DECODE_FAILED: return DROP_DECODE_FAILED;
+    case DECODE_NOBOUND: return DROP_NO_BOUNDARY;
+    case DECODE_TARGET: return DROP_BRANCH_TARGET;
+    case DECODE_NONE_FOUND: return DROP_NOT_MEMORY;
+    default: return DROP_NONE;
+    }
+}
+
+/* The element type a found entry of the sample cache gives its access. */
+static uint8_t decode_entry_fp(uint64_t e)
+{
+    unsigned s = decode_state_of(e);
+    return s == DECODE_FOUND_F32 ? ACCESS_F32 : s == DECODE_FOUND_F64 ? ACCESS_F64 : ACCESS_INT;
 }
 
 static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, int exact, const ucontext_t *uc,
@@ -141,8 +164,9 @@ static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, int exact, c
         /* The access the thread is about to run: its registers are live. */
         if (!ZYAN_SUCCESS(decode_read_at(rip + off, &d)))
             return DROP_DECODE_FAILED;
-        enum drop_reason r = decode_live(&d, rip + off, uc, 0, out);
+        r = decode_live(&d, rip + off, uc, 0, out);
         out->ahead = 1;
+        out->fp = decode_entry_fp(e);
         return r;
     }
     uint64_t pc = rip - off;
@@ -151,7 +175,10 @@ static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, int exact, c
         return DROP_DECODE_FAILED;
     if (exact && d.in.length != off)
         return DROP_DECODE_FAILED;  /* the code changed since it was cached */
-    return decode_live(&d, pc, uc, 1, out);
+    r = decode_live(&d, pc, uc, 1, out);
+    if (!exact)
+        out->fp = decode_entry_fp(e);   /* a sample: the value's type as the sweep found it */
+    return r;
 }
 
 int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *out,
@@ -268,7 +295,7 @@ static uint64_t decode_pick_back(uint64_t rip, const uint64_t *ring, unsigned n,
         if (decode_candidate(&d, want, written))
             return key | ((rip - c) << DECODE_OFF_SHIFT);
     }
-    return key | DECODE_F_NONE_FOUND;
+    return key | DECODE_S(DECODE_NONE_FOUND);
 }
 
 /* No access behind rip: the next one ahead, in the straight-line code from
@@ -295,6 +322,35 @@ static uint64_t decode_pick_ahead(uint64_t rip, uint64_t end, uint8_t want, uint
     return 0;
 }
 
+/* A found entry gets the element type of the value its access moves: what
+ * made a stored register is looked for among the instructions of the run
+ * that ran before the access (from the ring, and for an access ahead the
+ * ones between rip and it), what uses a loaded one after it (fpness.c). */
+static uint64_t decode_with_fpness(uint64_t e, uint64_t rip, const uint64_t *ring, unsigned n, uint64_t block)
+{
+    if (decode_state_of(e) != DECODE_FOUND)
+        return e;
+    uint64_t off = (e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK;
+    uint64_t pc = e & DECODE_F_AHEAD ? rip + off : rip - off;
+    uint64_t run[2 * DECODE_LOOKBACK_INSNS];
+    unsigned k = 0;
+    decode_insn d;
+    for (unsigned i = n > DECODE_LOOKBACK_INSNS ? n - DECODE_LOOKBACK_INSNS : 0; i < n; i++) {
+        uint64_t c = ring[i % DECODE_LOOKBACK_INSNS];
+        if (c >= block && c < pc)
+            run[k++] = c;
+    }
+    for (uint64_t c = rip; c < pc && k < 2 * DECODE_LOOKBACK_INSNS; c += d.in.length) {
+        if (!ZYAN_SUCCESS(decode_read_at(c, &d)))
+            return e;
+        run[k++] = c;
+    }
+    if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
+        return e;
+    uint8_t fp = fpness_of(&d, pc, run, k);
+    return e | DECODE_S(fp == ACCESS_F32 ? DECODE_FOUND_F32 : fp == ACCESS_F64 ? DECODE_FOUND_F64 : DECODE_FOUND);
+}
+
 /* Sweeps the whole function once: instruction starts just before rip, the
  * start of rip's straight-line run (after the last barrier, or at the last
  * direct branch target at or before rip), then picks the access. */
@@ -313,12 +369,12 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                                                         (const void *)(uintptr_t)pc, avail, &in))) {
             if (pc >= rip)
                 break;
-            return key | DECODE_F_FAILED;
+            return key | DECODE_S(DECODE_FAILED);
         }
         uint64_t next = pc + in.length;
         if (pc < rip) {
             if (next > rip)
-                return key | DECODE_F_NOBOUND;
+                return key | DECODE_S(DECODE_NOBOUND);
             ring[n++ % DECODE_LOOKBACK_INSNS] = pc;
             boundary |= next == rip;
             if (decode_is_barrier(&in) && next > block)
@@ -330,15 +386,16 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
         pc = next;
     }
     if (!boundary)
-        return key | DECODE_F_NOBOUND;
+        return key | DECODE_S(DECODE_NOBOUND);
     /* At a branch target what ran before rip is not the code before it. */
-    uint64_t e = block == rip ? key | DECODE_F_TARGET : decode_pick_back(rip, ring, n, block, want, key);
-    if (e & (DECODE_F_TARGET | DECODE_F_NONE_FOUND)) {
+    uint64_t e = block == rip ? key | DECODE_S(DECODE_TARGET) : decode_pick_back(rip, ring, n, block, want, key);
+    unsigned s = decode_state_of(e);
+    if (s == DECODE_TARGET || s == DECODE_NONE_FOUND) {
         uint64_t ahead = decode_pick_ahead(rip, end, want, key);
         if (ahead)
-            return ahead;
+            e = ahead;
     }
-    return e;
+    return decode_with_fpness(e, rip, ring, n, block);
 }
 
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)

@@ -4,7 +4,8 @@
 usage: check.py REPORT.json [options]
 
   --pair WATCH TRAP      a planted pair that must be among the top --top pairs
-                         (by fraction, as the report sorts them); WATCH and
+                         (by fraction plus approx_fraction, with --first by
+                         --field); WATCH and
                          TRAP are leaf frames written FUNCTION:FILE:LINE
                          (FILE compared by base name). Repeatable.
   --exists WATCH TRAP    a pair that must be somewhere in the report.
@@ -149,14 +150,18 @@ def check(args):
     if fr != sorted(fr, reverse=True):
         raise Fail("pairs are not sorted by fraction: %s" % fr[:10])
 
-    # With --first, "top" ranks by --field: an approximately silent pair has
-    # fraction 0 and sorts below any precisely silent one.
-    ranked = sorted(pairs, key=lambda p: p[args.field], reverse=True) if args.first else pairs
+    # "top" ranks by all their waste, approximate included (the report sorts
+    # by the precise fraction, under which an approximate-only plant ties
+    # with every pair that wasted nothing); with --first, by --field.
+    if args.first:
+        ranked = sorted(pairs, key=lambda p: p[args.field], reverse=True)
+    else:
+        ranked = sorted(pairs, key=lambda p: p["fraction"] + (p.get("approx_fraction") or 0), reverse=True)
     for watch, trap in args.pair:
         top = ranked[:args.top]
         if not any(matches(p, watch, trap) for p in top):
             raise Fail("planted pair %s -> %s not in the top %d (%s)" %
-                       (fmt(watch), fmt(trap), args.top, describe(pairs, args.top)))
+                       (fmt(watch), fmt(trap), args.top, describe(ranked, args.top)))
     for watch, trap in args.exists:
         if not any(matches(p, watch, trap) for p in pairs):
             raise Fail("pair %s -> %s not in the report (%s)" %

@@ -54,7 +54,9 @@ int main(int argc, char **argv)
         update(a, N, r);
     for (long i = 0; i < N; i++)
         sum += a[i];
-    printf("fp_approx: %ld rounds, checksum %.6f\n", rounds, sum);
+    /* No printf of a double: pairs inside libc's FP formatting, precisely
+     * silent, would outrank the plant, whose waste is only approximate. */
+    printf("fp_approx: %ld rounds, checksum %ld\n", rounds, (long)(sum * 1e6));
     free(a);
     return 0;
 }

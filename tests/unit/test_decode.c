@@ -178,8 +178,10 @@ TEST(float_types)
     check_access(&a, 0x3000, 8, ACCESS_STORE, ACCESS_F64);
     CHECK_EQ_U(BYTES(0, &a, 0xf3, 0x0f, 0x10, 0x06), DROP_NONE); /* movss (%rsi),%xmm0 */
     check_access(&a, 0x4000, 4, ACCESS_LOAD, ACCESS_F32);
+    /* movaps moves integer vectors too (gcc's shortest store): alone it
+     * says nothing (test_fpness.c: what made the value decides). */
     CHECK_EQ_U(BYTES(0, &a, 0x0f, 0x29, 0x07), DROP_NONE); /* movaps %xmm0,(%rdi) */
-    check_access(&a, 0x3000, 16, ACCESS_STORE, ACCESS_F32);
+    check_access(&a, 0x3000, 16, ACCESS_STORE, ACCESS_INT);
     CHECK_EQ_U(BYTES(0, &a, 0x66, 0x0f, 0x29, 0x07), DROP_NONE); /* movapd %xmm0,(%rdi) */
     check_access(&a, 0x3000, 16, ACCESS_STORE, ACCESS_F64);
     CHECK_EQ_U(BYTES(0, &a, 0xf2, 0x0f, 0x58, 0x07), DROP_NONE); /* addsd (%rdi),%xmm0 */
