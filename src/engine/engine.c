@@ -474,6 +474,7 @@ thread_state *engine_after_fork_child(void *thread_data)
     engine.fds_held = 0;
     engine.pid = getpid();
     pthread_mutex_init(&engine.lock, NULL);
+    thread_after_fork_child();
     if (make_pid_dir(err, sizeof(err)) < 0) {
         fprintf(stderr, "[wasp] ERROR %s\n", err);
         engine.active = 0;

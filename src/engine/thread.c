@@ -59,6 +59,11 @@ void thread_release(thread_state *t)
     pthread_mutex_unlock(&arena.lock);
 }
 
+void thread_after_fork_child(void)
+{
+    pthread_mutex_init(&arena.lock, NULL);
+}
+
 int thread_in_arena(uint64_t addr)
 {
     const char *base = __atomic_load_n(&arena.base, __ATOMIC_ACQUIRE);

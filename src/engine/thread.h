@@ -73,6 +73,10 @@ thread_state *thread_alloc(void);
  * address are recognised as ours and ignored. */
 void thread_release(thread_state *t);
 
+/* In a forked child: the arena's lock may have been held by a parent's
+ * thread that did not come along. */
+void thread_after_fork_child(void);
+
 /* Signal context. Whether sig_data (tag bits cleared) points into the
  * arena: a wasp signal, possibly for a state already released. */
 int thread_in_arena(uint64_t addr);
