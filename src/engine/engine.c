@@ -415,6 +415,42 @@ static int stop_handler(thread_state *t)
     return -1;
 }
 
+static void write_profile_entry(unsigned hi, unsigned lo)
+{
+    write_profile((thread_state *)(uintptr_t)((uint64_t)hi << 32 | lo));
+}
+
+/* A thread ends in its own key destructor, on its own stack, which may be
+ * 16 KiB with most of it used: symbolizing and publishing need more (a
+ * 16 KiB thread died of it in tests/stress small_stacks). When less than
+ * WRITE_STACK_NEEDED is left, the write runs on the stack wasp gave the
+ * thread's signal handler, free by now (its events are closed). Threads
+ * with room (every JVM thread: the JVM checks which stack it runs on)
+ * write where they stand. */
+#define WRITE_STACK_NEEDED (128u * 1024u)
+
+static int stack_is_short(const thread_state *t)
+{
+    uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+    return t->stack_lo && sp > t->stack_lo && sp - t->stack_lo < WRITE_STACK_NEEDED;
+}
+
+static void write_on_signal_stack(thread_state *t)
+{
+    ucontext_t here, there;
+    uint64_t p = (uint64_t)(uintptr_t)t;
+    if (!t->altstack || !stack_is_short(t) || getcontext(&there) != 0) {
+        write_profile(t);
+        return;
+    }
+    there.uc_stack.ss_sp = (char *)t->altstack + 4096;
+    there.uc_stack.ss_size = ALTSTACK_SIZE - 4096;
+    there.uc_link = &here;
+    makecontext(&there, (void (*)(void))write_profile_entry, 2, (unsigned)(p >> 32), (unsigned)p);
+    if (swapcontext(&here, &there) != 0)
+        write_profile(t);
+}
+
 void engine_thread_end(thread_state *t)
 {
     if (!t)
@@ -425,8 +461,8 @@ void engine_thread_end(thread_state *t)
      * we wait here until it is done with ours (t->written tells). */
     registry_remove(t);
     close_events(t);
+    write_on_signal_stack(t);
     take_signal_stack(t);
-    write_profile(t);
     thread_free(t);
 }
 
