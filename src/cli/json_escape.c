@@ -5,6 +5,8 @@
  */
 #include "json_escape.h"
 
+#include <locale.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,4 +77,23 @@ void json_escape_str(FILE *f, const char *str)
         }
     }
     fputc('"', f);
+}
+
+/* Shortest %g form that reads back as the same double, in the C locale
+ * (a ',' decimal point would not be JSON). */
+void json_num(FILE *f, double v)
+{
+    char buf[40];
+    if (!isfinite(v)) v = 0;
+    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    locale_t old = c ? uselocale(c) : (locale_t)0;
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (c) {
+        uselocale(old);
+        freelocale(c);
+    }
+    fputs(buf, f);
 }

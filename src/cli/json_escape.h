@@ -14,6 +14,10 @@
  * are not valid UTF-8 become U+FFFD, so the output is always valid UTF-8. */
 void json_escape_str(FILE *f, const char *s);
 
+/* A double as JSON: the shortest %g form that reads back as the same value,
+ * in the C locale; NaN and infinities (not JSON) as 0. */
+void json_num(FILE *f, double v);
+
 /* Length of the valid UTF-8 sequence of two or more bytes at s, or 0 when
  * there is none (ASCII, overlong forms, surrogates, code points past
  * U+10FFFF, a truncated sequence). */

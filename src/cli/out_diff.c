@@ -76,17 +76,6 @@ static int text_write(FILE *f, const diff_model *d, size_t n)
 
 /* ---- JSON ---- */
 
-static void json_double(FILE *f, double v)
-{
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    locale_t old = c ? uselocale(c) : (locale_t)0;
-    fprintf(f, "%.17g", v == v ? v : 0.0);
-    if (c) {
-        uselocale(old);
-        freelocale(c);
-    }
-}
-
 static void json_side(FILE *f, const char *key, const char *name, const merge_model *m)
 {
     fprintf(f, " \"%s\": {\"run\": ", key);
@@ -94,9 +83,9 @@ static void json_side(FILE *f, const char *key, const char *name, const merge_mo
     fputs(", \"sampler\": ", f);
     json_escape_str(f, m->sampler);
     fputs(", \"fraction\": ", f);
-    json_double(f, m->fraction);
+    json_num(f, m->fraction);
     fputs(", \"approx_fraction\": ", f);
-    json_double(f, m->approx_fraction);
+    json_num(f, m->approx_fraction);
     fprintf(f, ", \"bytes\": %" PRIu64 ", \"wasteful_bytes\": %" PRIu64 ", \"pairs\": %zu},\n",
             m->bytes, m->wasteful_bytes, m->npairs);
 }
@@ -124,9 +113,9 @@ static int json_write(FILE *f, const diff_model *d, size_t n)
     json_side(f, "a", d->a_name, d->a);
     json_side(f, "b", d->b_name, d->b);
     fputs(" \"fraction_delta\": ", f);
-    json_double(f, d->fraction_delta);
+    json_num(f, d->fraction_delta);
     fputs(", \"approx_fraction_delta\": ", f);
-    json_double(f, d->approx_delta);
+    json_num(f, d->approx_delta);
     fprintf(f, ",\n \"pairs_total\": %zu,\n \"pairs\": [", d->npairs);
     for (size_t i = 0; i < n; i++) {
         const diff_pair *p = &d->pairs[i];
@@ -135,11 +124,11 @@ static int json_write(FILE *f, const diff_model *d, size_t n)
         fputs(",\n   \"trap\": ", f);
         json_ctx(f, p->trap);
         fputs(",\n   \"a_share\": ", f);
-        json_double(f, p->a_share);
+        json_num(f, p->a_share);
         fputs(", \"b_share\": ", f);
-        json_double(f, p->b_share);
+        json_num(f, p->b_share);
         fputs(", \"delta\": ", f);
-        json_double(f, p->delta);
+        json_num(f, p->delta);
         fprintf(f, ", \"in\": \"%s\"}", where(p));
     }
     fputs(n ? "\n ]}\n" : "]}\n", f);

@@ -1,7 +1,7 @@
 /*
  * out_json.c - writes the report model (merge.h) as JSON.
  *
- * Owns the JSON report: locale-independent shortest round-trip numbers
+ * Owns the JSON report: locale-independent shortest round-trip numbers (json_num)
  * (strings go through json_escape.c, valid, HTML-safe UTF-8 whatever bytes
  * a symbol name holds), and the document shape that tools and tests rely on:
  * {"mode", "totals", "pairs": [{"watch", "trap", ...}], "stats", ...}.
@@ -15,25 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Shortest %g form that reads back as the same double, in the C locale
- * (a ',' decimal point would not be JSON). */
-static void json_num(FILE *f, double v)
-{
-    char buf[40];
-    if (!isfinite(v)) v = 0;
-    locale_t c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    locale_t old = c ? uselocale(c) : (locale_t)0;
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    if (c) {
-        uselocale(old);
-        freelocale(c);
-    }
-    fputs(buf, f);
-}
 
 static void json_frames(FILE *f, const merge_ctx *c)
 {

@@ -73,7 +73,7 @@ int thread_in_arena(uint64_t addr)
 
 thread_state *thread_live(uint64_t addr)
 {
-    if (!thread_in_arena(addr) || (addr - (uint64_t)(uintptr_t)arena.base) % SLOT_SIZE != 0)
+    if ((addr - (uint64_t)(uintptr_t)arena.base) % SLOT_SIZE != 0)
         return NULL;
     thread_state *t = (thread_state *)(uintptr_t)addr;
     return __atomic_load_n(&t->magic, __ATOMIC_ACQUIRE) == THREAD_MAGIC ? t : NULL;

@@ -81,8 +81,9 @@ void thread_after_fork_child(void);
  * arena: a wasp signal, possibly for a state already released. */
 int thread_in_arena(uint64_t addr);
 
-/* Signal context. The live state addr names, or NULL (outside the arena,
- * not a slot start, released). */
+/* Signal context, for an addr thread_in_arena accepted (the handler asks
+ * that first: outside the arena a signal is not ours at all). The live
+ * state addr names, or NULL (not a slot start, released). */
 thread_state *thread_live(uint64_t addr);
 
 #endif
