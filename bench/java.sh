@@ -126,7 +126,8 @@ measure_once() {  # workload config round
     if [[ $cfg != base ]]; then
         pre=("$wasp" run -o "$dir")
         [[ -n $mode ]] && pre+=(--mode "$mode")
-        [[ $cfg != default ]] && pre+=(--interval "$cfg")
+        # The cost of that interval, not of the budget (bench/budget.sh measures that).
+        [[ $cfg != default ]] && pre+=(--interval "$cfg" --budget off)
         pre+=(--)
     fi
     local b0 s0 b1 s1

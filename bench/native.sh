@@ -112,7 +112,7 @@ measure_once() {  # workload config round
         case $cfg in
             default) ;;
             empty) opts+=",interval=$empty_interval,empty-handler=1" ;;
-            *) opts+=",interval=$cfg" ;;
+            *) opts+=",interval=$cfg,budget=off" ;;   # the cost of that interval, not of the budget
         esac
         env+=(-e "LD_PRELOAD=$bin/sigcount.so:$lib" -e "WASP_OPTIONS=$opts" -e "BENCH_SIGCOUNT=$sigfile")
     fi

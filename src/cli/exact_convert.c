@@ -11,6 +11,8 @@
  *   leaf <id> <node> <pc> <function> <file> <line> <module> <insn hex>
  *                                      an accessing instruction in a caller chain
  *   pair <index> <leaf C1> <leaf C2> <count> <bytes> <wasteful> <approx64> <approx32>
+ *   fold <index> <count> <bytes> <wasteful>
+ *                                      pairs the tool folded (small, none approximately silent)
  *   end
  * Nodes come before what refers to them. approx64/approx32 are the bytes
  * that would be approximately silent if the values were doubles / floats;
@@ -168,10 +170,11 @@ static int add_fold(builder *b, const prof_pair *fold)
     return 0;
 }
 
-static int add_pairs(builder *b, uint32_t index)
+static int add_pairs(builder *b, const exact_thread_raw *t)
 {
     const exact_raw *r = b->r;
-    prof_pair fold = { 0 };
+    uint32_t index = t->index;
+    prof_pair fold = { .count = t->fold_count, .bytes = t->fold_bytes, .wasteful_bytes = t->fold_wasteful };
     for (size_t i = 0; i < r->npairs; i++) {
         const exact_pair_raw *q = &r->pairs[i];
         uint32_t c1, c2;
@@ -207,7 +210,7 @@ static int build_thread(builder *b, const exact_thread_raw *t, double fp_toleran
     b->leaf_ctx = calloc(r->nleaves + 1, sizeof(uint32_t));
     if (!b->p.thread_name || !b->p.command || !b->node_frame || !b->leaf_ctx)
         return -1;
-    return add_stats(b, t) < 0 ? -1 : add_pairs(b, t->index);
+    return add_stats(b, t) < 0 ? -1 : add_pairs(b, t);
 }
 
 static int write_thread(const exact_raw *r, const exact_thread_raw *t, const char *dir, unsigned n,
@@ -244,6 +247,8 @@ int exact_convert_text(char *buf, const char *dir, unsigned n, exact_summary *s,
     uint64_t total = 0;
     for (size_t i = 0; i < r.npairs; i++)
         total += r.pairs[i].bytes;
+    for (size_t i = 0; i < r.nthreads; i++)
+        total += r.threads[i].fold_bytes;
     for (size_t i = 0; rc == 0 && i < r.nthreads; i++) {
         rc = write_thread(&r, &r.threads[i], dir, n, (uint64_t)((double)total * FOLD_SHARE), err, errlen);
         s->profiles += rc == 0;

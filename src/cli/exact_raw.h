@@ -41,6 +41,7 @@ typedef struct exact_thread_raw {
     int64_t os_tid;
     exact_stat_raw *stats;
     size_t nstats;
+    uint64_t fold_count, fold_bytes, fold_wasteful;   /* small pairs the tool folded */
 } exact_thread_raw;
 
 typedef struct exact_pair_raw {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attach.h"
 #include "diff.h"
 #include "doctor.h"
 #include "report.h"
@@ -21,6 +22,9 @@ static void usage(FILE *out)
             "           [--stack include|exclude] [--no-watch-check] [-o DIR] -- CMD [ARGS...]\n"
             "  wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude]\n"
             "           [--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]   every access, under Valgrind\n"
+            "  wasp attach PID [--duration T] [--mode ...] [--interval T] [--no-wait] [-o DIR]\n"
+            "           profile a running HotSpot JVM for T (default 30s)\n"
+            "  wasp attach PID --stop   end that run early\n"
             "  wasp report DIR [--format text|json|html|collapsed|pprof] [--top N] [--pid PID]\n"
             "           [--side watch|trap] [-o FILE]\n"
             "  wasp diff A B [--format text|json|html] [--top N] [-o FILE]   B - A, pair by pair\n"
@@ -37,6 +41,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "run") == 0)
         return run_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "attach") == 0)
+        return attach_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "report") == 0)
         return report_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "diff") == 0)
@@ -51,6 +57,6 @@ int main(int argc, char **argv)
         printf("wasp %s\n", WASP_VERSION);
         return 0;
     }
-    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run, report, diff or doctor (wasp --help)\n", argv[1]);
+    fprintf(stderr, "[wasp] ERROR unknown command '%s' — use run, attach, report, diff or doctor (wasp --help)\n", argv[1]);
     return 2;
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct merge_ctx_key {
     const char *bytes;
@@ -91,7 +92,7 @@ static int pair_eq(const merge_model *m, size_t index, const void *key)
 }
 
 /* Counters from corrupt-but-checksummed files must not wrap around. */
-static uint64_t sat_add(uint64_t a, uint64_t b)
+uint64_t merge_sat_add(uint64_t a, uint64_t b)
 {
     return a + b < a ? UINT64_MAX : a + b;
 }
@@ -247,10 +248,10 @@ static int pair_add(merge_model *m, size_t w, size_t t, const prof_pair *q)
         m->pairs[idx].trap_id = t;
     }
     merge_pair *mp = &m->pairs[idx];
-    mp->count = sat_add(mp->count, q->count);
-    mp->bytes = sat_add(mp->bytes, q->bytes);
-    mp->wasteful_bytes = sat_add(mp->wasteful_bytes, q->wasteful_bytes);
-    mp->approx_bytes = sat_add(mp->approx_bytes, q->approx_bytes);
+    mp->count = merge_sat_add(mp->count, q->count);
+    mp->bytes = merge_sat_add(mp->bytes, q->bytes);
+    mp->wasteful_bytes = merge_sat_add(mp->wasteful_bytes, q->wasteful_bytes);
+    mp->approx_bytes = merge_sat_add(mp->approx_bytes, q->approx_bytes);
     return 0;
 }
 
@@ -267,8 +268,8 @@ static int merge_pairs(merge_model *m, const profile *p)
     }
     for (size_t i = 0; i < p->ncontexts; i++) map[i] = MERGE_NONE;
     for (size_t i = 0; i < p->npairs; i++) {
-        weight[p->pairs[i].watch_ctx] = sat_add(weight[p->pairs[i].watch_ctx], p->pairs[i].bytes);
-        weight[p->pairs[i].trap_ctx] = sat_add(weight[p->pairs[i].trap_ctx], p->pairs[i].bytes);
+        weight[p->pairs[i].watch_ctx] = merge_sat_add(weight[p->pairs[i].watch_ctx], p->pairs[i].bytes);
+        weight[p->pairs[i].trap_ctx] = merge_sat_add(weight[p->pairs[i].trap_ctx], p->pairs[i].bytes);
     }
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < p->npairs; i++) {
@@ -296,6 +297,8 @@ static int merge_stats(merge_model *m, const profile *p)
 {
     for (size_t i = 0; i < p->nstats; i++) {
         const prof_stat *s = &p->stats[i];
+        if (merge_budget_is_stat(s->name)) continue;   /* merge_budget.c */
+        if (!strcmp(s->name, PROFILE_CHECKPOINT_STAT)) continue;   /* a time: merge_add's */
         uint64_t h = merge_hash(s->name, strlen(s->name));
         size_t j = merge_map_find(m, m->stat_map, h, stat_eq, s->name);
         if (j == MERGE_NONE) {
@@ -310,7 +313,7 @@ static int merge_stats(merge_model *m, const profile *p)
             }
             m->nstats++;
         }
-        m->stats[j].value = sat_add(m->stats[j].value, s->value);
+        m->stats[j].value = merge_sat_add(m->stats[j].value, s->value);
     }
     return 0;
 }
@@ -410,7 +413,9 @@ int merge_add(merge_model *m, const profile *p, const char *path, char *err, siz
     }
     if (merge_header(m, p, path, err, errlen) != 0) return -1;
     m->nthreads++;
-    if (merge_stats(m, p) != 0 || merge_pairs(m, p) != 0) {
+    uint64_t at = profile_stat(p, PROFILE_CHECKPOINT_STAT);
+    if (at && (!m->checkpoints++ || at < m->checkpoint_oldest_ms)) m->checkpoint_oldest_ms = at;
+    if (merge_stats(m, p) != 0 || merge_pairs(m, p) != 0 || merge_budget_add(&m->budget, p) != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
@@ -479,10 +484,10 @@ void merge_finish(merge_model *m)
         if (dead) q->approx_bytes = 0;
         q->watch = m->contexts[q->watch_id];
         q->trap = m->contexts[q->trap_id];
-        m->count = sat_add(m->count, q->count);
-        m->bytes = sat_add(m->bytes, q->bytes);
-        m->wasteful_bytes = sat_add(m->wasteful_bytes, q->wasteful_bytes);
-        m->approx_bytes = sat_add(m->approx_bytes, q->approx_bytes);
+        m->count = merge_sat_add(m->count, q->count);
+        m->bytes = merge_sat_add(m->bytes, q->bytes);
+        m->wasteful_bytes = merge_sat_add(m->wasteful_bytes, q->wasteful_bytes);
+        m->approx_bytes = merge_sat_add(m->approx_bytes, q->approx_bytes);
     }
     for (size_t i = 0; i < m->npairs; i++) {
         m->pairs[i].fraction = ratio(m->pairs[i].wasteful_bytes, m->bytes);
@@ -493,11 +498,21 @@ void merge_finish(merge_model *m)
     wilson_interval(m->fraction, m->count, &m->fraction_lo, &m->fraction_hi);
     if (m->npairs) qsort(m->pairs, m->npairs, sizeof *m->pairs, pair_cmp);
     if (m->nstats) qsort(m->stats, m->nstats, sizeof *m->stats, stat_cmp);
+    merge_budget_finish(&m->budget);
     /* Indices into pairs moved; the pair table must not be used again. */
     if (m->pair_map) {
         free(m->pair_map->slots);
         memset(m->pair_map, 0, sizeof *m->pair_map);
     }
+}
+
+const char *merge_checkpoint_time(const merge_model *m, char *buf, size_t len)
+{
+    time_t at = (time_t)(m->checkpoint_oldest_ms / 1000);
+    struct tm tm;
+    if (!gmtime_r(&at, &tm) || !strftime(buf, len, "at %Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(buf, len, "at an unknown time");
+    return buf;
 }
 
 const char *merge_relation(const char *mode)
@@ -524,6 +539,7 @@ uint64_t merge_stat_value(const merge_model *m, const char *name)
 
 void merge_free(merge_model *m)
 {
+    merge_budget_free(&m->budget);
     for (size_t i = 0; i < m->ncontexts; i++) ctx_free(m->contexts[i]);
     for (size_t i = 0; i < m->nstats; i++) free(m->stats[i].name);
     free(m->contexts);

@@ -20,6 +20,7 @@
 #ifndef WASP_MERGE_H
 #define WASP_MERGE_H
 
+#include "merge_budget.h"
 #include "profile.h"
 
 #include <stddef.h>
@@ -77,6 +78,8 @@ typedef struct merge_model {
     double fp_tolerance;        /* the largest seen */
     size_t nprocesses, nthreads;
     size_t duplicates;          /* profile files seen again (copies) and counted once */
+    size_t checkpoints;         /* threads whose data is a checkpoint (their process did not end) */
+    uint64_t checkpoint_oldest_ms;   /* when the oldest of those was taken, Unix ms */
     const char *incomplete;     /* what the run is missing, or NULL (set by the report) */
     uint64_t count, bytes, wasteful_bytes, approx_bytes;   /* over all pairs */
     double fraction, approx_fraction;                      /* Eq. 1 */
@@ -85,6 +88,7 @@ typedef struct merge_model {
     merge_ctx **contexts; size_t ncontexts;
     merge_pair *pairs;  size_t npairs;      /* sorted, most wasteful first */
     prof_code **codes;  size_t ncodes;      /* code blobs contexts refer to, each once */
+    merge_budget budget;                    /* the overhead budget's accounts */
     /* private */
     char *first_path;
     struct merge_map *ctx_map, *pair_map, *code_map, *stat_map, *pid_map, *seen_map;
@@ -109,6 +113,10 @@ void merge_finish(merge_model *m);
 
 /* A sentence warning that the run's watches never trapped, or NULL. */
 const char *merge_watch_warning(const merge_model *m, char *buf, size_t len);
+
+/* When the oldest checkpoint of the run was taken, "at 2026-11-23
+ * 18:48:22 UTC"; buf. */
+const char *merge_checkpoint_time(const merge_model *m, char *buf, size_t len);
 
 /* The words for C2 relative to C1 in this mode: "killed by" (dead-store),
  * "rewritten silently by" (silent-store), "reloaded silently by"

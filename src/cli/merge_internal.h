@@ -32,6 +32,10 @@ size_t merge_map_find(const merge_model *m, const struct merge_map *map, uint64_
                       merge_eq_fn eq, const void *key);
 int merge_map_insert(struct merge_map *map, uint64_t h, size_t index);
 
+/* a + b, or UINT64_MAX where it would wrap: counters from
+ * corrupt-but-checksummed files must not wrap around. */
+uint64_t merge_sat_add(uint64_t a, uint64_t b);
+
 /* Makes room for one more element of size elem in *arr. 0, or -1. */
 int merge_grow(void **arr, size_t *cap, size_t n, size_t elem);
 

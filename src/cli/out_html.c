@@ -20,6 +20,7 @@
 
 #include "json_escape.h"
 #include "out_html_code.h"
+#include "out_json.h"
 
 #include "report_html.h"
 
@@ -435,6 +436,9 @@ static void write_header(FILE *f, const merge_model *m, size_t shown)
     fputs(",\"incomplete\":", f);
     if (m->incomplete) json_escape_str(f, m->incomplete);
     else fputs("null", f);
+    fputs(",\"budget\":", f);
+    json_write_budget(f, &m->budget);
+    fprintf(f, ",\"checkpoint_threads\":%zu", m->checkpoints);
     fprintf(f, ",\"processes\":%zu,\"threads\":%zu,\n\"totals\":{\"count\":%" PRIu64
             ",\"bytes\":%" PRIu64 ",\"wasteful_bytes\":%" PRIu64 ",\"approx_bytes\":%" PRIu64
             "},\n\"pairs_total\":%zu,\"pairs_shown\":%zu,\n\"stats\":{",

@@ -102,11 +102,38 @@ static void json_header(FILE *f, const merge_model *m)
     fputs(", \"watch_warning\": ", f);
     if (merge_watch_warning(m, why, sizeof why)) json_escape_str(f, why);
     else fputs("null", f);
-    fprintf(f, ", \"processes\": %zu, \"threads\": %zu, \"duplicates\": %zu, \"incomplete\": ",
-            m->nprocesses, m->nthreads, m->duplicates);
+    fprintf(f, ", \"processes\": %zu, \"threads\": %zu, \"duplicates\": %zu, "
+            "\"checkpoint_threads\": %zu, \"checkpoint_oldest_ms\": ",
+            m->nprocesses, m->nthreads, m->duplicates, m->checkpoints);
+    if (m->checkpoints) fprintf(f, "%" PRIu64, m->checkpoint_oldest_ms);
+    else fputs("null", f);
+    fputs(", \"incomplete\": ", f);
     if (m->incomplete) json_escape_str(f, m->incomplete);
     else fputs("null", f);
     fputs(",\n", f);
+}
+
+void json_write_budget(FILE *f, const merge_budget *b)
+{
+    if (!b->nthreads) {
+        fputs("null", f);
+        return;
+    }
+    if (b->ppm_mixed) fputs("{\"percent\": null", f);
+    else if (!b->ppm) fputs("{\"percent\": \"off\"", f);
+    else {
+        fputs("{\"percent\": ", f);
+        json_num(f, (double)b->ppm / 1e4);
+    }
+    fputs(", \"overhead_max\": ", f);
+    json_num(f, b->overhead_max);
+    fputs(", \"overhead_median\": ", f);
+    json_num(f, b->overhead_median);
+    fprintf(f, ", \"threads\": %zu, \"threads_measured\": %zu, \"threads_cut\": %zu, \"cut\": %s"
+            ", \"mean_interval\": %" PRIu64 ", \"interval_max\": %" PRIu64
+            ", \"signal_cost_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", \"wasp_ns\": %" PRIu64 "}",
+            b->nthreads, b->noverheads, b->threads_cut, b->threads_cut ? "true" : "false",
+            b->mean_interval, b->interval_max, b->signal_cost_ns, b->cpu_ns, b->wasp_ns);
 }
 
 int json_write_report(FILE *f, const merge_model *m, size_t top)
@@ -114,6 +141,9 @@ int json_write_report(FILE *f, const merge_model *m, size_t top)
     size_t n = top && top < m->npairs ? top : m->npairs;
     json_header(f, m);
     json_totals(f, m);
+    fputs(" \"budget\": ", f);
+    json_write_budget(f, &m->budget);
+    fputs(",\n", f);
     json_stats(f, "stats", m, "");
     json_stats(f, "drops", m, "drop.");
     fprintf(f, " \"pairs_total\": %zu,\n \"pairs\": [", m->npairs);

@@ -12,4 +12,8 @@
  * Returns 0, or -1 when f reports a write error. */
 int json_write_report(FILE *f, const merge_model *m, size_t top);
 
+/* The overhead budget (merge_budget.h) as one JSON object, or null for
+ * profiles without one; the HTML report embeds the same. */
+void json_write_budget(FILE *f, const merge_budget *b);
+
 #endif

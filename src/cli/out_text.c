@@ -88,6 +88,20 @@ static void text_drops(FILE *f, const merge_model *m)
     if (n) fputc('\n', f);
 }
 
+/* The checkpoint thread's work is wasp's overhead too, though on a thread
+ * of its own; a thread's handler stands aside only for the copy. */
+static void text_checkpoint_cost(FILE *f, const merge_model *m)
+{
+    uint64_t n = merge_stat_value(m, "checkpoints");
+    if (!n) return;
+    double each = (double)merge_stat_value(m, "checkpoint_ns") / (double)n;
+    double pause = (double)merge_stat_value(m, "checkpoint_pause_ns") / (double)n;
+    fprintf(f, "  checkpoints:    %" PRIu64 " written, %.3f ms CPU (%.3f ms each), handler paused "
+            "%.1f \xc2\xb5s each, %" PRIu64 " signals skipped\n", n,
+            (double)merge_stat_value(m, "checkpoint_ns") / 1e6, each / 1e6, pause / 1e3,
+            merge_stat_value(m, "checkpoint_skipped"));
+}
+
 static void text_cost(FILE *f, const merge_model *m)
 {
     uint64_t samples = merge_stat_value(m, "samples"), traps = merge_stat_value(m, "traps");
@@ -98,7 +112,51 @@ static void text_cost(FILE *f, const merge_model *m)
     if (samples + traps)
         fprintf(f, " (%.2f \xc2\xb5s/event)", (double)ns / 1e3 / (double)(samples + traps));
     fputc('\n', f);
+    text_checkpoint_cost(f, m);
     text_drops(f, m);
+}
+
+/* An interval as people read it: a duration for the software sampler,
+ * events for the PMU one. */
+static void text_interval(FILE *f, const merge_model *m, uint64_t v)
+{
+    if (strcmp(m->sampler, "software") != 0) fprintf(f, "%" PRIu64 " events", v);
+    else if (v >= 1000000) fprintf(f, "%.1f ms", (double)v / 1e6);
+    else fprintf(f, "%.0f \xc2\xb5s", (double)v / 1e3);
+}
+
+/* The overhead budget (merge_budget.h): what it was, what wasp cost the
+ * threads by its own account, and whether it cut the sample rate. */
+static void text_budget(FILE *f, const merge_model *m)
+{
+    const merge_budget *b = &m->budget;
+    if (!b->nthreads) return;
+    fputs("  budget:         ", f);
+    if (b->ppm_mixed) fputs("varies by thread", f);
+    else if (!b->ppm) fputs("off", f);
+    else fprintf(f, "%g%% of each thread's CPU time", (double)b->ppm / 1e4);
+    fputc('\n', f);
+    if (b->noverheads)
+        fprintf(f, "  est. overhead:  max %.2f%%, median %.2f%% of a thread's CPU time (%zu thread%s;\n"
+                "                  handler time + %.1f \xc2\xb5s per signal)\n",
+                100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
+                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3);
+    if (b->mean_interval) {
+        fputs("  mean interval:  ", f);
+        text_interval(f, m, b->mean_interval);
+        if (!m->interval_mixed) {
+            fputs(" (requested ", f);
+            text_interval(f, m, m->interval);
+            fputc(')', f);
+        }
+        fputc('\n', f);
+    }
+    if (b->threads_cut) {
+        fprintf(f, "  note: the budget cut the sample rate in %zu of %zu thread%s (intervals up to ",
+                b->threads_cut, b->nthreads, b->nthreads == 1 ? "" : "s");
+        text_interval(f, m, b->interval_max);
+        fputs("):\n        fewer samples than asked; --budget off or a larger budget keeps the rate.\n", f);
+    }
 }
 
 /* Below this many counted pairs the 95% interval is wider than about ±10
@@ -135,10 +193,20 @@ static void text_header(FILE *f, const merge_model *m)
                 100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
     fprintf(f, "  threads:        %zu in %zu process%s\n", m->nthreads, m->nprocesses,
             m->nprocesses == 1 ? "" : "es");
+    if (merge_stat_value(m, "attached"))
+        fprintf(f, "  attached:       started in a running JVM (wasp attach); %" PRIu64
+                " of its threads were running already\n", merge_stat_value(m, "preexisting"));
     if (m->incomplete) {
         fputs("  incomplete:     ", f);
         text_puts(f, m->incomplete);
         fputc('\n', f);
+    }
+    if (m->checkpoints) {
+        char when[64];
+        fprintf(f, "  partial:        %zu of %zu threads from checkpoints (the program did not end\n"
+                "                  normally: killed or crashed?); their data ends at their last\n"
+                "                  checkpoint, the oldest taken %s\n",
+                m->checkpoints, m->nthreads, merge_checkpoint_time(m, when, sizeof when));
     }
     if (exact) {
         text_exact(f, m);
@@ -151,6 +219,7 @@ static void text_header(FILE *f, const merge_model *m)
     fputc('\n', f);
     fprintf(f, "  watch check:    %s\n", m->watch_check);
     text_cost(f, m);
+    text_budget(f, m);
     if (strcmp(m->sampler, "pmu") != 0)
         fputs("  note: software sampling picks accesses by time, not by count, so these\n"
               "        fractions are time-weighted (hot loops weigh more per access).\n", f);

@@ -166,6 +166,13 @@ static int report_load(merge_model *m, completeness *c, const report_paths *ps, 
     for (size_t i = 0; i < ps->n; i++) {
         profile p;
         if (profile_read_at(AT_FDCWD, ps->v[i], ps->v[i], &p, err, sizeof err) != 0) {
+            /* Published by rename, so only a damaged disk (or hand) makes
+             * a bad checkpoint; its thread then counts as missing. */
+            if (report_walk_is_checkpoint(ps->v[i])) {
+                fprintf(stderr, "[wasp] WARN %s \xe2\x80\x94 a damaged checkpoint, left out\n",
+                        err);
+                continue;
+            }
             report_error("%s \xe2\x80\x94 move the file out of the run directory to report "
                          "the rest", err);
             return -1;
@@ -212,6 +219,14 @@ static int report_check_complete(merge_model *m, completeness *c, const report_p
                           o->dir);
         return -1;
     }
+    if (m->checkpoints)
+        fprintf(stderr, "[wasp] WARN %zu of %zu threads from checkpoints: the program did not end "
+                "normally (killed or crashed?); their data ends at their last checkpoint\n",
+                m->checkpoints, m->nthreads);
+    if (ps->superseded)
+        fprintf(stderr, "[wasp] INFO %zu checkpoint%s left out: %s thread%s final profile%s there\n",
+                ps->superseded, ps->superseded == 1 ? "" : "s", ps->superseded == 1 ? "its" : "their",
+                ps->superseded == 1 ? "'s" : "s'", ps->superseded == 1 ? " is" : "s are");
     if (missing && o->strict) {
         report_error("incomplete run: %s \xe2\x80\x94 drop --strict to report what is there", msg);
         return -1;

@@ -1,5 +1,7 @@
 /*
- * report_walk.c - collects DIR/<pid>/<tid>-<n>.wasp and DIR/<pid>/manifest.
+ * report_walk.c - collects DIR/<pid>/<tid>-<n>.wasp (or, for a thread
+ * that had not ended when its process died, <tid>-<n>.checkpoint) and
+ * DIR/<pid>/manifest.
  *
  * Every directory below DIR is opened relative to its parent's descriptor
  * with O_NOFOLLOW and every entry is looked at with AT_SYMLINK_NOFOLLOW:
@@ -18,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "manifest.h"
+#include "profile.h"
 #include "merge_internal.h"
 
 #define REPORT_MAX_DEPTH 4  /* DIR/<pid>/<tid>.wasp needs 2; deeper is a mistake */
@@ -38,10 +41,60 @@ static int walk_add(report_paths *ps, const char *path)
     return 0;
 }
 
+static int walk_ends_with(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n > k && !strcmp(name + n - k, suffix);
+}
+
 static int walk_is_profile_name(const char *name)
 {
-    size_t n = strlen(name);
-    return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".wasp");
+    return name[0] != '.' && (walk_ends_with(name, ".wasp") ||
+                              walk_ends_with(name, PROFILE_CHECKPOINT_SUFFIX));
+}
+
+int report_walk_is_checkpoint(const char *path)
+{
+    return walk_ends_with(path, PROFILE_CHECKPOINT_SUFFIX);
+}
+
+static int walk_path_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Whether the sorted paths hold the final profile of checkpoint p. */
+static int walk_has_final(const report_paths *ps, const char *p)
+{
+    size_t len = strlen(p) - strlen(PROFILE_CHECKPOINT_SUFFIX);
+    char *final = malloc(len + sizeof ".wasp");
+    if (!final) return 0;
+    memcpy(final, p, len);
+    memcpy(final + len, ".wasp", sizeof ".wasp");
+    int found = bsearch(&final, ps->v, ps->n, sizeof *ps->v, walk_path_cmp) != NULL;
+    free(final);
+    return found;
+}
+
+size_t report_walk_supersede(report_paths *ps)
+{
+    size_t n = 0, dropped = 0;
+    /* Marked first, removed after: the search needs the whole sorted list. */
+    unsigned char *drop = ps->n ? calloc(ps->n, 1) : NULL;
+    if (!drop) return 0;
+    for (size_t i = 0; i < ps->n; i++)
+        drop[i] = report_walk_is_checkpoint(ps->v[i]) && walk_has_final(ps, ps->v[i]);
+    for (size_t i = 0; i < ps->n; i++) {
+        if (drop[i]) {
+            free(ps->v[i]);
+            dropped++;
+        } else {
+            ps->v[n++] = ps->v[i];
+        }
+    }
+    ps->n = n;
+    free(drop);
+    return dropped;
 }
 
 static int walk_dir(report_paths *ps, completeness *c, int fd, const char *dir, int depth);
@@ -107,11 +160,6 @@ static int walk_dir(report_paths *ps, completeness *c, int fd, const char *dir, 
     return rc;
 }
 
-static int walk_path_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int report_walk_find(report_paths *ps, completeness *c, const char *dir)
 {
     struct stat st;
@@ -127,6 +175,7 @@ int report_walk_find(report_paths *ps, completeness *c, const char *dir)
     }
     if (walk_dir(ps, c, fd, dir, 1) != 0) return -1;
     if (ps->n) qsort(ps->v, ps->n, sizeof *ps->v, walk_path_cmp);
+    ps->superseded = report_walk_supersede(ps);
     return 0;
 }
 

@@ -29,8 +29,9 @@
 #include "watch_check.h"
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
-                  "[--sampler auto|pmu|software] [--interval T] [--period N] " \
-                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [--no-watch-check] " \
+                  "[--sampler auto|pmu|software] [--interval T] [--period N] [--budget P|off] " \
+                  "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [--flush T|off] " \
+                  "[--no-watch-check] " \
                   "[-o DIR] -- CMD [ARGS...]\n" \
                   "       wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude] " \
                   "[--exact-limit N|Ts] [-o DIR] -- CMD [ARGS...]"
@@ -54,22 +55,29 @@ static int usage_error(const char *fmt, const char *what)
 }
 
 /* Values are escaped (options_escape): a ',' or '=' in a path stays in it. */
-static int append_option(run_args *a, const char *key, const char *value)
+int run_append_option(char *options, size_t size, const char *key, const char *value)
 {
-    char esc[sizeof(a->options)];
-    size_t len = strlen(a->options);
+    char esc[OPTIONS_MAX_TEXT];
+    size_t len = strlen(options);
     if (options_escape(value, esc, sizeof(esc)) < 0)
         return -1;
-    int n = snprintf(a->options + len, sizeof(a->options) - len, "%s%s=%s", len ? "," : "", key, esc);
-    return n < 0 || (size_t)n >= sizeof(a->options) - len ? -1 : 0;
+    int n = snprintf(options + len, size - len, "%s%s=%s", len ? "," : "", key, esc);
+    return n < 0 || (size_t)n >= size - len ? -1 : 0;
 }
 
-static const char *flag_key(const char *flag)
+static int append_option(run_args *a, const char *key, const char *value)
+{
+    return run_append_option(a->options, sizeof(a->options), key, value);
+}
+
+const char *run_flag_key(const char *flag)
 {
     static const char *const map[][2] = {
         { "--mode", "mode" }, { "--interval", "interval" }, { "--slots", "slots" },
         { "--fp-tolerance", "fp-tolerance" }, { "-o", "dir" }, { "--output", "dir" },
         { "--sampler", "sampler" }, { "--period", "period" }, { "--stack", "stack" },
+        { "--budget", "budget" },
+        { "--flush", "flush" },
     };
     for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
         if (strcmp(flag, map[i][0]) == 0)
@@ -108,9 +116,9 @@ static int parse_args(int argc, char **argv, run_args *a)
                 return usage_error("--exact-limit '%s' is too long", value);
             continue;
         }
-        const char *key = flag_key(flag);
+        const char *key = run_flag_key(flag);
         if (key && (!strcmp(key, "sampler") || !strcmp(key, "interval") || !strcmp(key, "period") ||
-                    !strcmp(key, "slots")))
+                    !strcmp(key, "slots") || !strcmp(key, "budget") || !strcmp(key, "flush")))
             a->sampled_flag = key;
         if (!key)
             return usage_error(flag[0] == '-' ? "unknown option '%s'" :
@@ -152,7 +160,7 @@ static int absolute_dir(run_args *a)
 }
 
 /* libwasp.so sits at ../lib/ relative to the wasp binary. */
-static int find_library(char *out, size_t len)
+static int locate_library(char *out, size_t len)
 {
     char exe[PATH_MAX];
     struct stat st;
@@ -174,6 +182,14 @@ static int find_library(char *out, size_t len)
         return -1;
     memcpy(out, real, strlen(real) + 1);
     return 0;
+}
+
+int run_find_library(char *out, size_t len)
+{
+    if (locate_library(out, len) == 0)
+        return 0;
+    fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
+    return -1;
 }
 
 static volatile pid_t running_child;
@@ -208,7 +224,7 @@ int run_wait(pid_t child)
 /* Breakpoints that open but never trap (some hypervisors) would give a run
  * with samples and no pairs: refuse before starting CMD, unless the user
  * asked to go on; then the library must not refuse again. */
-static int check_watches(run_args *a, const wasp_options *o)
+static int check_watches(char *options, size_t size, int no_watch_check, const wasp_options *o)
 {
     watch_check c;
     char what[512];
@@ -220,33 +236,64 @@ static int check_watches(run_args *a, const wasp_options *o)
         fprintf(stderr, "[wasp] WARN %s\n", what);
         return 0;
     }
-    if (!a->no_watch_check) {
+    if (!no_watch_check) {
         fprintf(stderr, "[wasp] ERROR %s (--no-watch-check runs anyway, for samples only)\n", what);
         return -1;
     }
     fprintf(stderr, "[wasp] WARN %s; running anyway (--no-watch-check): expect samples and no pairs\n", what);
-    return append_option(a, "watch-check", "off");
+    return run_append_option(options, size, "watch-check", "off");
 }
 
-/* Intervals under a millisecond are checked against what one signal costs
- * here (measured, ~60 ms): a program sampled faster than the machine can
- * deliver and handle signals would barely run. Such an interval is
- * lengthened to the floor, with one WARN line. */
+/* What one sampler signal costs here (measured, ~60 ms) goes to the
+ * library: the overhead budget charges it per signal (budget.h). Intervals
+ * under a millisecond are also checked against it: a program sampled
+ * faster than the machine can deliver and handle signals would barely
+ * run. Such an interval is lengthened to the floor, with one WARN line. */
 #define FLOOR_CHECK_BELOW_NS 1000000ULL
 
-static int check_interval_floor(run_args *a, const wasp_options *o)
+static int pass_signal_cost(char *options, size_t size, const wasp_options *o)
 {
     char value[32];
-    if (o->sampler == SAMPLER_PMU || o->interval_ns >= FLOOR_CHECK_BELOW_NS)
-        return 0;
     uint64_t cost = signal_cost_ns(), floor = signal_cost_floor_ns(cost);
-    if (o->interval_ns >= floor)
+    if (cost) {
+        snprintf(value, sizeof(value), "%lluns", (unsigned long long)cost);
+        if (run_append_option(options, size, "signal-cost", value) < 0)
+            return -1;
+    }
+    if (o->sampler == SAMPLER_PMU || o->interval_ns >= FLOOR_CHECK_BELOW_NS || o->interval_ns >= floor)
         return 0;
     fprintf(stderr, "[wasp] WARN --interval %.0fus is shorter than this machine sustains (one sampler "
             "signal costs %.1fus of CPU here): sampling every %.0fus instead\n",
             (double)o->interval_ns / 1e3, (double)cost / 1e3, (double)floor / 1e3);
     snprintf(value, sizeof(value), "%lluns", (unsigned long long)floor);
-    return append_option(a, "interval", value);
+    return run_append_option(options, size, "interval", value);
+}
+
+int run_check_machine(const wasp_options *o, int no_watch_check, char *options, size_t size)
+{
+    char err[512];
+    /* Fail before starting anything: a program that runs unprofiled while
+     * the user waits for a profile is the worst outcome. */
+    if (perf_probe(o->slots, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
+        return -1;
+    }
+    /* Resolve auto here and hand the answer down, so a run says once, not
+     * once per process, which sampler it uses and why. */
+    const sampler *s = sampler_select(o, PMU_SYSFS_ROOT, err, sizeof(err));
+    if (!s) {
+        fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
+        return -1;
+    }
+    if (check_watches(options, size, no_watch_check, o) < 0 || pass_signal_cost(options, size, o) < 0)
+        return -1;
+    if (o->sampler == SAMPLER_AUTO && s != &sampler_pmu)
+        fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);
+    if (run_append_option(options, size, "sampler", s->name) < 0) {
+        fprintf(stderr, "[wasp] ERROR options too long\n");
+        return -1;
+    }
+    return 0;
 }
 
 int run_main(int argc, char **argv)
@@ -265,29 +312,10 @@ int run_main(int argc, char **argv)
             return usage_error("output directory path too long: %s", a.dir);
         return run_exact(&o, a.dir, a.command, a.exact_limit[0] ? a.exact_limit : NULL);
     }
-    /* Fail before starting anything: a program that runs unprofiled while
-     * the user waits for a profile is the worst outcome. */
-    if (perf_probe(o.slots, err, sizeof(err)) < 0) {
-        fprintf(stderr, "[wasp] ERROR %s\n", err);
+    if (run_check_machine(&o, a.no_watch_check, a.options, sizeof(a.options)) < 0)
         return 2;
-    }
-    /* Resolve auto here and hand the answer down, so a run says once, not
-     * once per process, which sampler it uses and why. */
-    const sampler *s = sampler_select(&o, PMU_SYSFS_ROOT, err, sizeof(err));
-    if (!s) {
-        fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
+    if (run_find_library(lib, sizeof(lib)) < 0)
         return 2;
-    }
-    if (check_watches(&a, &o) < 0 || check_interval_floor(&a, &o) < 0)
-        return 2;
-    if (o.sampler == SAMPLER_AUTO && s != &sampler_pmu)
-        fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);
-    if (append_option(&a, "sampler", s->name) < 0)
-        return usage_error("%s", "options too long");
-    if (find_library(lib, sizeof(lib)) < 0) {
-        fprintf(stderr, "[wasp] ERROR cannot find libwasp.so next to the wasp binary — run `make` or reinstall\n");
-        return 2;
-    }
     if (absolute_dir(&a) < 0 || append_option(&a, "dir", a.dir) < 0) {
         fprintf(stderr, "[wasp] ERROR output directory path too long: %s\n", a.dir);
         return 2;

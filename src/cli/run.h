@@ -21,4 +21,20 @@ int run_main(int argc, char **argv);
  * killed by signal N. */
 int run_wait(pid_t child);
 
+/* Shared with `wasp attach` (attach.c). */
+struct wasp_options;
+/* Appends key=value (value escaped) to the option string options[size];
+ * 0, or -1 when it does not fit. */
+int run_append_option(char *options, size_t size, const char *key, const char *value);
+/* The option key of a command-line flag ("--mode" -> "mode"), or NULL. */
+const char *run_flag_key(const char *flag);
+/* What this machine offers for o: perf events, the sampler (appended as
+ * sampler=...), watchpoints that fire (else refuses unless no_watch_check,
+ * then appends watch-check=off), an interval it sustains. Prints one line
+ * and returns -1 when wasp cannot profile. */
+int run_check_machine(const struct wasp_options *o, int no_watch_check, char *options, size_t size);
+/* libwasp.so next to the wasp binary (../lib), canonical. 0, or -1 after
+ * one [wasp] ERROR line naming the fix. */
+int run_find_library(char *out, size_t len);
+
 #endif

@@ -101,17 +101,21 @@ int run_check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* Walks dir as the report will (no links followed); counts its profiles,
- * and when msg is given, says what its manifests find missing. */
-static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, char *msg,
-                             size_t len)
+/* Walks dir as the report will (no links followed); counts its profiles
+ * (*ckpts: of which checkpoints), and when msg is given, says what its
+ * manifests find missing. */
+static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, size_t *ckpts,
+                             char *msg, size_t len)
 {
     report_paths ps = { 0 };
     completeness c = { 0 };
     size_t n = 0;
     if (report_walk_find(&ps, &c, dir) == 0) {
         n = ps.n;
-        for (size_t i = 0; i < ps.n; i++) completeness_found(&c, completeness_pid_of(ps.v[i]));
+        for (size_t i = 0; i < ps.n; i++) {
+            completeness_found(&c, completeness_pid_of(ps.v[i]));
+            if (ckpts) *ckpts += (size_t)report_walk_is_checkpoint(ps.v[i]);
+        }
         if (msg) *missing = completeness_missing(&c, -1, msg, len);
         if (procs) *procs = completeness_processes(&c);
     }
@@ -122,14 +126,19 @@ static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs
 
 size_t run_check_count_profiles(const char *dir)
 {
-    return run_check_walk(dir, NULL, NULL, NULL, 0);
+    return run_check_walk(dir, NULL, NULL, NULL, NULL, 0);
 }
 
 void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd)
 {
     char msg[512] = "";
     uint64_t missing = 0, procs = 0;
-    size_t n = run_check_walk(dir, &missing, &procs, msg, sizeof msg);
+    size_t ckpts = 0;
+    size_t n = run_check_walk(dir, &missing, &procs, &ckpts, msg, sizeof msg);
+    if (ckpts)
+        fprintf(stderr, "[wasp] WARN %zu thread%s left only a checkpoint: the program did not end "
+                "normally (killed or crashed?); wasp report shows the data up to the last one (--flush)\n",
+                ckpts, ckpts == 1 ? "" : "s");
     if (missing)
         fprintf(stderr, "[wasp] %s %s: %s\n", n > before ? "WARN incomplete run in" :
                 "ERROR no profile was written to", dir, msg);

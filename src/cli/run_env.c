@@ -91,3 +91,8 @@ int run_env_set(const char *lib, const char *options, char *err, size_t errlen)
         return -1;
     return run_env_put("WASP_OPTIONS", options, err, errlen);
 }
+
+int run_env_java_agent(const char *lib, const char *options, char *err, size_t errlen)
+{
+    return run_env_java(lib, options, err, errlen);
+}

@@ -12,4 +12,7 @@
  * options (escaped key=value,...). 0, or -1 with a message naming the fix. */
 int run_env_set(const char *lib, const char *options, char *err, size_t errlen);
 
+/* The JAVA_TOOL_OPTIONS part alone: -agentpath:LIB=OPTIONS put first. */
+int run_env_java_agent(const char *lib, const char *options, char *err, size_t errlen);
+
 #endif

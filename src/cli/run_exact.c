@@ -6,8 +6,15 @@
  * must name one folder holding both) following every exec'd child, then
  * converts each process's raw file (DIR/.exact/<pid>.raw) into standard
  * profiles (exact_convert.c). Refuses what it cannot do before starting
- * anything: a JVM (Java frames need the agent's code maps, not done), a bad
- * --exact-limit, a missing valgrind.
+ * anything: a bad --exact-limit, a missing valgrind.
+ *
+ * Any process may be a JVM (a "java" the command is or starts): every run
+ * gets Valgrind's check of generated code (a JIT writes code into memory
+ * that is no file; native code lives in files, so it costs them nothing),
+ * and, through JAVA_TOOL_OPTIONS, libwasp.so as a maps-only agent
+ * (exactmaps.c: Java threads, code maps, names) and
+ * -XX:+PreserveFramePointer, so that the tool reads Java frames off the
+ * frame-pointer chain (exact_java.c).
  */
 #include "run_exact.h"
 
@@ -20,6 +27,7 @@
 #include <unistd.h>
 #include "exact_convert.h"
 #include "run.h"
+#include "run_env.h"
 
 #define EXACT_MAX_ARGS 16
 
@@ -79,10 +87,27 @@ static int on_path(const char *name)
     return 0;
 }
 
-static int is_java(const char *cmd)
+/* JAVA_TOOL_OPTIONS for a JVM: the maps-only agent, frame pointers kept. */
+static int java_env(const char *libdir)
 {
-    const char *slash = strrchr(cmd, '/');
-    return strcmp(slash ? slash + 1 : cmd, "java") == 0;
+    char lib[PATH_MAX + 32], real[PATH_MAX], opts[8192], err[512];
+    const char *old = getenv("JAVA_TOOL_OPTIONS");
+    snprintf(lib, sizeof(lib), "%s/../libwasp.so", libdir);
+    if (!realpath(lib, real)) {
+        exact_error("cannot find libwasp.so next to the wasp binary", "run `make`");
+        return -1;
+    }
+    if (snprintf(opts, sizeof(opts), "-XX:+PreserveFramePointer%s%s", old && *old ? " " : "",
+                 old ? old : "") >= (int)sizeof(opts) ||
+        setenv("JAVA_TOOL_OPTIONS", opts, 1) != 0) {
+        exact_error("JAVA_TOOL_OPTIONS would be too long", "shorten it");
+        return -1;
+    }
+    if (run_env_java_agent(real, "exact-maps", err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
+        return -1;
+    }
+    return 0;
 }
 
 static int make_dirs(const char *dir, char *raw, size_t len)
@@ -115,10 +140,16 @@ static char **tool_argv(const wasp_options *o, const char *dir, char **command, 
     snprintf(opt[0], sizeof(opt[0]), "--wasp-dir=%s", dir);
     snprintf(opt[1], sizeof(opt[1]), "--wasp-mode=%s", options_mode_name(o->mode));
     snprintf(opt[2], sizeof(opt[2]), "--wasp-fp-tolerance=%.17g", o->fp_tolerance);
-    /* Native programs keep their stack by default (how-it-works.md). */
-    snprintf(opt[3], sizeof(opt[3]), "--wasp-stack=%s", o->stack == STACK_EXCLUDE ? "exclude" : "include");
+    /* auto: the tool decides per process (native or JVM), as the sampled mode. */
+    snprintf(opt[3], sizeof(opt[3]), "--wasp-stack=%s",
+             o->stack == STACK_EXCLUDE ? "exclude" : o->stack == STACK_INCLUDE ? "include" : "auto");
     for (int i = 0; i < 4; i++)
         argv[n++] = opt[i];
+    argv[n++] = "--smc-check=all-non-file";
+    /* Threads take Valgrind's lock in turn: a busy thread otherwise starves
+     * the JVM's service thread (code maps arrive late) and the agent's
+     * poller (an --exact-limit cut waits for it). */
+    argv[n++] = "--fair-sched=try";
     if (limit_opt)
         argv[n++] = (char *)limit_opt;
     for (size_t i = 0; i < ncmd; i++)
@@ -149,11 +180,11 @@ int run_exact(const wasp_options *o, const char *dir, char **command, const char
     if (limit && limit_option(limit, limit_opt, sizeof(limit_opt)) < 0)
         return exact_error("--exact-limit must be a count of instructions (2000000, 500m) or a time (30s, 1500ms)",
                            "write it like that");
-    if (is_java(command[0]))
-        return exact_error("--exact does not profile Java programs yet", "profile them without --exact (sampled mode)");
     if (tool_dir(libdir, sizeof(libdir)) < 0)
         return exact_error("cannot find wasp's Valgrind tool (lib/valgrind/wasp-amd64-linux) next to the wasp binary",
                            "run `make`");
+    if (java_env(libdir) < 0)
+        return 2;
     if (!on_path("valgrind"))
         return exact_error("valgrind is not installed", "install the Debian package valgrind (apt-get install valgrind)");
     if (make_dirs(dir, raw, sizeof(raw)) < 0)

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "checkpoint.h"
 #include "decode.h"
 #include "handler.h"
 #include "manifest.h"
@@ -48,6 +49,7 @@ static struct {
     int warned_thread, warned_write, warned_fds;
     int fds_held;          /* descriptors wasp holds in this process (engine_fd_budget_take) */
     pid_t pid;             /* the process this state belongs to */
+    profile_build_env env; /* what every profile shares */
 } engine = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static int make_pid_dir(char *err, size_t errlen)
@@ -104,6 +106,8 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
     if (make_pid_dir(err, errlen) < 0)
         return -1;
     profile_build_number_from(engine.pid_dir);
+    engine.env = (profile_build_env){ .opts = &engine.opts, .fe = fe, .sampler_name = engine.sampler->name,
+                                      .watch_check = engine.watch_word, .dir = engine.pid_dir };
     if (handler_install(&engine.opts, fe, engine.sampler) < 0) {
         snprintf(err, errlen, "cannot install the SIGTRAP handler: %s", strerror(errno));
         return -1;
@@ -219,6 +223,13 @@ static void close_events(thread_state *t)
 
 static void thread_free(thread_state *t)
 {
+    /* Never installed (pending: the thread took no signal; unused: it had
+     * a stack of its own), so no signal can be running on them. */
+    void *pending = __atomic_exchange_n(&t->altstack_pending, NULL, __ATOMIC_ACQ_REL);
+    if (pending)
+        munmap(pending, ALTSTACK_SIZE);
+    if (t->altstack_unused)
+        munmap(t->altstack_unused, ALTSTACK_SIZE);
     cct_destroy(&t->contexts);
     pairs_destroy(&t->pairs);
     thread_release(t);
@@ -258,20 +269,26 @@ static int open_events(thread_state *t, char *err, size_t errlen)
  * JVM thread near its guard zone) has left. A thread that already has an
  * alternate stack (the program's) keeps it. MAP_NORESERVE: only the pages
  * the handler touches cost memory; the lowest page guards. */
-#define ALTSTACK_SIZE (256u * 1024u)
+static void *map_signal_stack(void)
+{
+    char *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    mprotect(p, ALTSTACK_GUARD, PROT_NONE);
+    return p;
+}
 
 static void give_signal_stack(thread_state *t)
 {
     stack_t now, ours;
     if (sigaltstack(NULL, &now) != 0 || !(now.ss_flags & SS_DISABLE))
         return;
-    char *p = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED)
+    char *p = map_signal_stack();
+    if (!p)
         return;
-    mprotect(p, 4096, PROT_NONE);
-    ours.ss_sp = p + 4096;
-    ours.ss_size = ALTSTACK_SIZE - 4096;
+    ours.ss_sp = p + ALTSTACK_GUARD;
+    ours.ss_size = ALTSTACK_SIZE - ALTSTACK_GUARD;
     ours.ss_flags = 0;
     if (sigaltstack(&ours, NULL) != 0) {
         munmap(p, ALTSTACK_SIZE);
@@ -286,7 +303,7 @@ static void take_signal_stack(thread_state *t)
     stack_t now, off = { .ss_flags = SS_DISABLE };
     if (!t->altstack)
         return;
-    if (sigaltstack(NULL, &now) == 0 && now.ss_sp == (char *)t->altstack + 4096)
+    if (sigaltstack(NULL, &now) == 0 && now.ss_sp == (char *)t->altstack + ALTSTACK_GUARD)
         sigaltstack(&off, NULL);
     else
         return;   /* the program set its own since: ours may be unused, but stays */
@@ -318,28 +335,72 @@ void engine_thread_stack(const thread_state *t, uint64_t *lo, uint64_t *hi)
     *hi = t ? t->stack_hi : 0;
 }
 
-thread_state *engine_thread_begin(void *thread_data)
+/* The thread's overhead budget starts at the requested interval, which
+ * it never goes below. */
+static void start_budget(thread_state *t)
+{
+    const wasp_options *o = &engine.opts;
+    int pmu = engine.sampler == &sampler_pmu;
+    uint64_t floor = pmu ? o->period : o->interval_ns;
+    uint64_t ceiling = floor * BUDGET_MAX_STRETCH;
+    if (!pmu && ceiling > OPTIONS_MAX_INTERVAL_NS)
+        ceiling = OPTIONS_MAX_INTERVAL_NS;
+    budget_init(&t->budget, o->budget_ppm, o->signal_cost_ns, floor, ceiling, o->slots);
+}
+
+/* The name of thread tid of this process, as the kernel has it. */
+static void read_thread_name(pid_t tid, char *name, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
+    FILE *f = fopen(path, "re");
+    name[0] = '\0';
+    if (!f)
+        return;
+    if (fgets(name, (int)len, f))
+        name[strcspn(name, "\n")] = '\0';
+    fclose(f);
+}
+
+/* Starts sampling thread tid: the caller itself (own), or, for a run
+ * started in a live process, a thread that was running before it. perf
+ * events open for any thread of the process and a sigtrap event signals
+ * the thread it counts; what a thread can only do to itself, set its
+ * signal stack, its first handler does (handler.c): that one handler runs
+ * on the thread's own stack, which HotSpot keeps deep enough for native
+ * code (its shadow pages) wherever Java code runs. */
+static thread_state *thread_begin(pid_t tid, void *thread_data, int own, uint64_t lo, uint64_t hi)
 {
     char err[512];
     thread_state *t;
 
     if (!engine.active)
         return NULL;
-    manifest_started((int)gettid());
+    manifest_started((int)tid);
     t = thread_alloc();
     if (!t) {
-        manifest_lost((int)gettid(), MANIFEST_LOST_MEMORY);
+        manifest_lost((int)tid, MANIFEST_LOST_MEMORY);
         warn_thread_failure("too many threads at once (65536) or out of memory");
         return NULL;
     }
-    t->tid = gettid();
+    t->tid = tid;
+    t->seq = profile_build_next_seq();
     t->start_ns = monotonic_ns();
     t->fe_data = thread_data;
     t->sampler_fd = -1;
     for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
         t->bp_fd[i] = -1;
-    prctl(PR_GET_NAME, t->name, 0, 0, 0);
-    current_stack(&t->stack_lo, &t->stack_hi);
+    t->stats[STAT_ATTACHED] = engine.opts.attached != 0;
+    t->stats[STAT_PREEXISTING] = !own;
+    if (own) {
+        prctl(PR_GET_NAME, t->name, 0, 0, 0);
+        current_stack(&t->stack_lo, &t->stack_hi);
+    } else {
+        read_thread_name(tid, t->name, sizeof(t->name));
+        t->stack_lo = lo;
+        t->stack_hi = hi;
+    }
+    start_budget(t);
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");
@@ -360,12 +421,25 @@ thread_state *engine_thread_begin(void *thread_data)
         thread_free(t);
         return NULL;
     }
-    give_signal_stack(t);
+    if (own)
+        give_signal_stack(t);
+    else
+        t->altstack_pending = map_signal_stack();
     registry_add(t);
     /* Live only now: until here a signal carrying t is ignored. */
     __atomic_store_n(&t->magic, THREAD_MAGIC, __ATOMIC_RELEASE);
     perf_enable(t->sampler_fd, 1);
     return t;
+}
+
+thread_state *engine_thread_begin(void *thread_data)
+{
+    return thread_begin(gettid(), thread_data, 1, 0, 0);
+}
+
+thread_state *engine_thread_adopt(pid_t tid, void *thread_data, uint64_t stack_lo, uint64_t stack_hi)
+{
+    return thread_begin(tid, thread_data, 0, stack_lo, stack_hi);
 }
 
 /* A raw rt_sigaction can take SIGTRAP past signal_guard.c: the program
@@ -384,8 +458,7 @@ static void write_profile(thread_state *t)
         return;
     t->written = 1;
     note_sampling_end(t);
-    if (profile_build_write(t, &engine.opts, engine.fe, engine.sampler->name, engine.watch_word,
-                            engine.pid_dir, err, sizeof(err)) == 0) {
+    if (profile_build_write(t, &engine.env, 0, err, sizeof(err)) == 0) {
         manifest_wrote((int)t->tid);
         return;
     }
@@ -396,23 +469,12 @@ static void write_profile(thread_state *t)
 }
 
 /* Stops the handler using t: after this returns, no handler of t's thread
- * is inside the monitor, and none will enter it. The handler sets
- * in_handler and then reads closing; we set closing and then read
- * in_handler, both sequentially consistent, so one of the two sees the
- * other (a Dekker handshake). A handler runs for microseconds; a thread
- * stopped inside one (a debugger, SIGSTOP) is waited for up to a second,
- * then given up: its profile is not written rather than read while it
- * changes. Returns 0 when quiet. */
+ * is inside the monitor, and none will enter it (thread_wait_quiet says
+ * how). Returns 0 when quiet. */
 static int stop_handler(thread_state *t)
 {
     __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
-    for (int i = 0; i < 20000; i++) {
-        if (!__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST))
-            return 0;
-        struct timespec pause = { 0, 50000 };
-        nanosleep(&pause, NULL);
-    }
-    return -1;
+    return thread_wait_quiet(t);
 }
 
 static void write_profile_entry(unsigned hi, unsigned lo)
@@ -443,8 +505,8 @@ static void write_on_signal_stack(thread_state *t)
         write_profile(t);
         return;
     }
-    there.uc_stack.ss_sp = (char *)t->altstack + 4096;
-    there.uc_stack.ss_size = ALTSTACK_SIZE - 4096;
+    there.uc_stack.ss_sp = (char *)t->altstack + ALTSTACK_GUARD;
+    there.uc_stack.ss_size = ALTSTACK_SIZE - ALTSTACK_GUARD;
     there.uc_link = &here;
     makecontext(&there, (void (*)(void))write_profile_entry, 2, (unsigned)(p >> 32), (unsigned)p);
     if (swapcontext(&here, &there) != 0)
@@ -466,10 +528,24 @@ void engine_thread_end(thread_state *t)
     thread_free(t);
 }
 
+void engine_thread_release(thread_state *t)
+{
+    if (!t)
+        return;
+    registry_remove(t);
+    close_events(t);
+    /* Its signal stack, if wasp gave it one, stays: only the thread itself
+     * can take it back, and a later signal may still land on it. */
+    thread_free(t);
+}
+
 void engine_shutdown(void)
 {
     if (!__atomic_exchange_n(&engine.active, 0, __ATOMIC_ACQ_REL))
         return;
+    /* A checkpoint under way finishes its thread first: no checkpoint is
+     * published after the final profile it would stand beside. */
+    checkpoint_stop();
     pthread_mutex_lock(&engine.lock);
     /* Disable, do not close: a thread still in its handler may issue one
      * more ioctl on these fds, which must not land on a reused number. */
@@ -511,12 +587,58 @@ thread_state *engine_after_fork_child(void *thread_data)
     engine.pid = getpid();
     pthread_mutex_init(&engine.lock, NULL);
     thread_after_fork_child();
+    checkpoint_after_fork_child();
     if (make_pid_dir(err, sizeof(err)) < 0) {
         fprintf(stderr, "[wasp] ERROR %s\n", err);
         engine.active = 0;
         return NULL;
     }
-    return engine_thread_begin(thread_data);
+    thread_state *t = engine_thread_begin(thread_data);
+    engine_checkpoints_start();
+    return t;
+}
+
+void engine_checkpoints_start(void)
+{
+    if (engine.active && engine.opts.flush_ns && checkpoint_start(engine.opts.flush_ns, engine.fe) < 0)
+        fprintf(stderr, "[wasp] WARN cannot start the checkpoint thread: %s; profiles are written "
+                "only when threads end\n", strerror(errno));
+}
+
+size_t engine_live_seqs(uint64_t **out)
+{
+    size_t n = 0, cap = 0;
+    *out = NULL;
+    pthread_mutex_lock(&engine.lock);
+    for (registry_entry *e = engine.threads; e; e = e->next)
+        cap++;
+    *out = cap ? malloc(cap * sizeof(**out)) : NULL;
+    for (registry_entry *e = engine.threads; e && *out; e = e->next)
+        if (!__atomic_load_n(&e->t->closing, __ATOMIC_SEQ_CST))
+            (*out)[n++] = e->t->seq;
+    pthread_mutex_unlock(&engine.lock);
+    return n;
+}
+
+int engine_with_thread(uint64_t seq, int (*fn)(thread_state *t, void *arg), void *arg)
+{
+    int rc = -1;
+    pthread_mutex_lock(&engine.lock);
+    for (registry_entry *e = engine.threads; e && engine.active; e = e->next) {
+        if (e->t->seq == seq) {
+            if (!__atomic_load_n(&e->t->closing, __ATOMIC_SEQ_CST))
+                rc = fn(e->t, arg);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&engine.lock);
+    return rc;
+}
+
+int engine_write_checkpoint(thread_state *copy, uint64_t at_ms, char *err, size_t errlen)
+{
+    note_sampling_end(copy);
+    return profile_build_write(copy, &engine.env, at_ms, err, errlen);
 }
 
 void engine_new_epoch(void)

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <ucontext.h>
 #include "cct.h"
 #include "options.h"
@@ -63,11 +64,16 @@ typedef struct engine_frontend {
      * The text of a FRAME_INSN pseudo-frame's instruction, for front ends
      * whose code can be replaced (a JIT); returns the text length. */
     size_t (*instruction)(frame_key insn, char *buf, size_t len);
+    /* Normal context, optional (NULL). Run once in wasp's checkpoint
+     * thread before its first checkpoint, to make it a thread symbolize
+     * may be called from (a JVM attaches it); 0, or -1: no checkpoints. */
+    int (*checkpoint_thread_begin)(void);
 } engine_frontend;
 
 typedef struct thread_state thread_state;
 
-/* Once per process. Returns 0, or -1 with a message naming the fix. */
+/* Once per run (a process has one, or one per `wasp attach`). Returns 0,
+ * or -1 with a message naming the fix. */
 int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, size_t errlen);
 
 /* The stack of a profiled thread, [lo, hi), as found when it began (0, 0
@@ -86,22 +92,45 @@ int engine_owns_process(void);
  * walk (e.g. the JNIEnv of a Java thread). */
 thread_state *engine_thread_begin(void *thread_data);
 
+/* Normal context, any thread of the process: start sampling thread tid,
+ * which was running before the engine started (a JVM wasp attached to).
+ * Its stack is [stack_lo, stack_hi) (0, 0 if unknown); it gets no signal
+ * stack of wasp's. NULL if it cannot be profiled. */
+thread_state *engine_thread_adopt(pid_t tid, void *thread_data, uint64_t stack_lo, uint64_t stack_hi);
+
 /* Starts a new epoch (paper §5.3): watches armed before it never produce a
  * pair after it. The JVM calls it when a GC starts, since objects move.
  * Async-signal-safe. */
 void engine_new_epoch(void);
 
+/* Normal context, once the front end can name frames from a thread of
+ * wasp's own (the JVM: at VMInit). Starts the checkpoint thread when the
+ * flush option asks for one (checkpoint.h); says so once if it cannot. */
+void engine_checkpoints_start(void);
+
 /* In the ending thread itself: stop, write its profile, free its state. */
 void engine_thread_end(thread_state *t);
 
-/* At process exit, from any thread: stop every thread, write every profile. */
+/* At process exit, or when an attached run ends, from any thread: stop
+ * every thread, write every profile. A later engine_init starts a new run
+ * (a new directory) in the same process. */
 void engine_shutdown(void);
+
+/* After engine_shutdown, from any thread: close the events of a thread
+ * that lives on and free its state (its profile is written already). The
+ * caller owns t: its thread must not call engine_thread_end on it too. */
+void engine_thread_release(thread_state *t);
 
 /* Normal context. Every descriptor wasp holds counts against half of
  * `ulimit -n`, so the program never meets EMFILE because of us: take n
  * (0, or -1 with one warning per process when over) and give them back. */
 int engine_fd_budget_take(int n);
 void engine_fd_budget_give(int n);
+
+/* Normal context. A detached thread of wasp's own (the native writer,
+ * the checkpoint thread): never profiled, every signal blocked. 0, or -1
+ * with errno set. */
+int engine_spawn_thread(void *(*fn)(void *), size_t stack_size);
 
 /* In the child after fork(): forget the parent's threads, profile this one. */
 thread_state *engine_after_fork_child(void *thread_data);

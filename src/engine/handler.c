@@ -4,7 +4,8 @@
  * Runs in signal context: no malloc, no locks, no stdio; errno is preserved;
  * SIGTRAPs that are not TRAP_PERF signals of ours go to the previous handler.
  * What a sample or a trap does is monitor.c's; this file only recognises
- * the signal, times it and hands it over.
+ * the signal, times it, hands it over and charges the thread's overhead
+ * budget (budget.h), which may lengthen the thread's sampling interval.
  */
 #include "handler.h"
 
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "monitor.h"
+#include "thread.h"
 #include "perf.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -27,12 +29,28 @@ static int installed;
 static int empty_handler;
 /* libc's sigaction: the library may interpose its own (signal_guard.c). */
 static sigaction_fn libc_sigaction;
+/* The sampler whose period the budget sets. */
+static const sampler *active_sampler;
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static uint64_t now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* What the handler costs the thread, for the budget: its CPU time, not the
+ * wall-clock time the stats keep, which on a loaded host also counts the
+ * other processes that ran while the handler was preempted (one system
+ * call each way: clock_gettime is async-signal-safe). */
+static uint64_t thread_cpu_ns(void)
+{
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 void handler_new_epoch(void)
@@ -80,6 +98,38 @@ static void pass_on(int sig, siginfo_t *si, void *ctx)
     syscall(SYS_rt_sigprocmask, SIG_SETMASK, &ours, NULL, _NSIG / 8);
 }
 
+/* Signal context, in t's thread. A thread adopted from another gets its
+ * signal stack here, from its first handler (sigaltstack is
+ * async-signal-safe; this handler is not on it, so it may be set): later
+ * signals run on it. A thread with a stack of its own keeps that. */
+static void take_pending_stack(thread_state *t)
+{
+    stack_t now, ours;
+    char *p = __atomic_exchange_n(&t->altstack_pending, NULL, __ATOMIC_ACQ_REL);
+    if (!p)
+        return;
+    if (sigaltstack(NULL, &now) == 0 && (now.ss_flags & SS_DISABLE)) {
+        ours.ss_sp = p + ALTSTACK_GUARD;
+        ours.ss_size = ALTSTACK_SIZE - ALTSTACK_GUARD;
+        ours.ss_flags = 0;
+        if (sigaltstack(&ours, NULL) == 0) {
+            t->altstack = p;
+            return;
+        }
+    }
+    t->altstack_unused = p;
+}
+
+/* The budget (budget.h) after a sample: charges it, and when the
+ * controller moves the interval, moves the sampler's. */
+static void budget_after_sample(thread_state *t, uint64_t handler_ns)
+{
+    budget_charge(&t->budget, handler_ns, 0);
+    uint64_t period = budget_sample(&t->budget, active_sampler->cpu_since_sample(t));
+    if (period)
+        active_sampler->set_period(t, period);
+}
+
 static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
 {
     uint64_t data;
@@ -100,22 +150,33 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
     t = thread_live(data & ~SIG_TAG_MASK);
     if (!t)
         return;
-    /* The handshake with stop_handler (engine.c): in_handler first, then
-     * closing, both sequentially consistent. */
+    /* The handshake with stop_handler (engine.c) and the checkpoint copy
+     * (checkpoint.c): in_handler first, then closing and pausing, all
+     * sequentially consistent. A signal that meets a copy is counted and
+     * dropped, like one that comes while the thread ends. */
     __atomic_store_n(&t->in_handler, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&t->pausing, __ATOMIC_SEQ_CST)) {
+        __atomic_fetch_add(&t->stats[STAT_CHECKPOINT_SKIPPED], 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
+        return;
+    }
     if (__atomic_load_n(&t->closing, __ATOMIC_SEQ_CST) || empty_handler) {
         __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
         return;
     }
     int saved_errno = errno;
-    uint64_t start = now_ns();
+    uint64_t cpu = thread_cpu_ns(), start = now_ns();
+    if (t->altstack_pending)
+        take_pending_stack(t);
     if ((data & SIG_TAG_MASK) == SIG_TAG_SAMPLER) {
         monitor_sample(t, si, ctx);
         t->last_sample_ns = now_ns();
         t->stats[STAT_SAMPLE_NS] += t->last_sample_ns - start;
+        budget_after_sample(t, thread_cpu_ns() - cpu);
     } else {
         monitor_trap(t, si, ctx, (int)(data & SIG_TAG_MASK));
         t->stats[STAT_TRAP_NS] += now_ns() - start;
+        budget_charge(&t->budget, thread_cpu_ns() - cpu, 1);
     }
     __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
@@ -152,7 +213,12 @@ int handler_install(const wasp_options *o, const engine_frontend *fe, const samp
     if (!libc_sigaction)
         libc_sigaction = sigaction;
     empty_handler = o->empty_handler;
+    active_sampler = s;
     monitor_setup(o, fe, s, &monitor_perf_io);
+    /* A second run in the same process (`wasp attach` again): ours is
+     * still there, and what it passes on must stay the program's. */
+    if (handler_owns_sigtrap() && handler_still_installed())
+        return 0;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_sigtrap;
     /* On the thread's alternate stack (engine.c gives each one). */

@@ -160,7 +160,7 @@ void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
     }
     /* Its own trap already ended any watch on these bytes; a second watch on
      * them would only make the two slots trap together. */
-    int slot = overlaps_armed(t, waddr, wlen) ? -1 : watch_pick(&t->watch);
+    int slot = overlaps_armed(t, waddr, wlen) ? -1 : watch_pick_within(&t->watch, t->budget.slot_limit);
     if (slot < 0) {
         t->stats[STAT_DECLINED]++;
         return;

@@ -26,6 +26,9 @@ void options_defaults(wasp_options *o)
     o->slots = OPTIONS_MAX_SLOTS;
     o->fp_tolerance = OPTIONS_DEFAULT_FP_TOLERANCE;
     o->watch_check = 1;
+    o->budget_ppm = OPTIONS_DEFAULT_BUDGET_PPM;
+    o->signal_cost_ns = OPTIONS_DEFAULT_SIGNAL_COST_NS;
+    o->flush_ns = OPTIONS_DEFAULT_FLUSH_NS;
     snprintf(o->dir, sizeof(o->dir), "wasp-out");
 }
 
@@ -68,6 +71,20 @@ int options_parse_duration(const char *text, uint64_t *ns)
     return 0;
 }
 
+int options_parse_run_length(const char *text, uint64_t *ns)
+{
+    static const num_unit units[] = {
+        { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+        { "m", 60000000000ULL }, { "h", 3600000000000ULL }, { "d", 86400000000000ULL },
+    };
+    uint64_t v;
+    if (num_parse_scaled(text, units, sizeof units / sizeof units[0], &v) != NUM_OK ||
+        v < 1000000 || v > OPTIONS_MAX_DURATION_NS)
+        return -1;
+    *ns = v;
+    return 0;
+}
+
 int options_parse_count(const char *text, uint64_t *n)
 {
     static const num_unit units[] = {
@@ -78,6 +95,42 @@ int options_parse_count(const char *text, uint64_t *n)
         v < 1 || v > 1000000000000ULL)
         return -1;
     *n = v;
+    return 0;
+}
+
+int options_parse_budget(const char *text, uint32_t *ppm)
+{
+    char *end;
+    if (strcmp(text, "off") == 0) {
+        *ppm = 0;
+        return 0;
+    }
+    /* strtod alone would take "nan", "inf", hex and leading blanks: digits first. */
+    if (!((*text >= '0' && *text <= '9') || *text == '.'))
+        return -1;
+    double pct = strtod(text, &end);
+    if (*end == '%')
+        end++;
+    if (*end || !isfinite(pct) || pct <= 0 || pct > 100)
+        return -1;
+    double v = pct * 1e4;
+    /* Below one part per million a budget is not a budget but a typo. */
+    if (v < 1)
+        return -1;
+    *ppm = (uint32_t)(v + 0.5);
+    return 0;
+}
+
+/* A checkpoint period: a duration with a unit (a bare number would be ns,
+ * never what anyone means here), 1 s to 1 h. */
+static int parse_flush(const char *text, uint64_t *ns)
+{
+    static const num_unit units[] = { { "ms", 1000000 }, { "s", 1000000000 } };
+    uint64_t v;
+    if (num_parse_scaled(text, units, sizeof units / sizeof units[0], &v) != NUM_OK ||
+        v < OPTIONS_MIN_FLUSH_NS || v > OPTIONS_MAX_FLUSH_NS)
+        return -1;
+    *ns = v;
     return 0;
 }
 
@@ -97,6 +150,22 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
             return 0;
         }
         snprintf(err, errlen, "bad interval '%s' — give a CPU-time period from 100us to 60s, e.g. 5ms or 500us", val);
+        return -1;
+    }
+    if (strcmp(key, "budget") == 0) {
+        if (options_parse_budget(val, &o->budget_ppm) == 0)
+            return 0;
+        snprintf(err, errlen, "bad budget '%s' — give the share of each thread's CPU time wasp may "
+                 "take, above 0%% and at most 100%%, e.g. 2%% or 0.5%%, or off", val);
+        return -1;
+    }
+    if (strcmp(key, "signal-cost") == 0) {
+        uint64_t ns;
+        if (options_parse_duration(val, &ns) == 0 && ns <= 1000000000ULL) {
+            o->signal_cost_ns = ns;
+            return 0;
+        }
+        snprintf(err, errlen, "bad signal-cost '%s' — give the CPU time of one signal, e.g. 20us", val);
         return -1;
     }
     if (strcmp(key, "sampler") == 0) {
@@ -165,12 +234,34 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         snprintf(err, errlen, "bad watch-check '%s' — use on or off", val);
         return -1;
     }
+    if (strcmp(key, "duration") == 0) {
+        uint64_t ns;
+        if (options_parse_run_length(val, &ns) == 0) {
+            o->duration_ns = ns;
+            return 0;
+        }
+        snprintf(err, errlen, "bad duration '%s' — give how long an attached run lasts, 1ms to 7d, e.g. 30s", val);
+        return -1;
+    }
+    if (strcmp(key, "flush") == 0) {
+        uint64_t ns;
+        if (strcmp(val, "off") == 0) {
+            o->flush_ns = 0;
+            return 0;
+        }
+        if (parse_flush(val, &ns) == 0) {
+            o->flush_ns = ns;
+            return 0;
+        }
+        snprintf(err, errlen, "bad flush '%s' — give a wall-clock period from 1s to 3600s, e.g. 10s, or off", val);
+        return -1;
+    }
     if (strcmp(key, "empty-handler") == 0) {
         /* Lets bench/ measure signal delivery alone: handler cost = full - empty. */
         o->empty_handler = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
         return 0;
     }
-    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, sampler, period, slots, fp-tolerance, stack, dir, watch-check", key);
+    snprintf(err, errlen, "unknown option '%s' â known: mode, interval, budget, sampler, period, slots, fp-tolerance, stack, dir, watch-check, duration, flush", key);
     return -1;
 }
 

@@ -21,6 +21,7 @@ enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 
 #define OPTIONS_MAX_SLOTS 4
 #define OPTIONS_MAX_INTERVAL_NS 60000000000ULL   /* 60 s */
+#define OPTIONS_MAX_DURATION_NS (7ULL * 24 * 3600 * 1000000000ULL)   /* an attached run: 7 days */
 /* Longest option string (after escapes are undone) an item may have. */
 #define OPTIONS_MAX_TEXT 4096
 #define OPTIONS_DEFAULT_INTERVAL_NS 10000000ULL  /* 10 ms of CPU time: see docs/how-it-works.md */
@@ -33,6 +34,19 @@ enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 /* Accesses per PMU sample: a store-heavy thread (~2e8 stores/s) gets about
  * the software default's 200 samples/s; JXPerf used 0.5M-10M (docs/pmu.md). */
 #define OPTIONS_DEFAULT_PERIOD 1000000ULL
+/* The share of each thread's CPU time wasp may take, in parts per million
+ * (20000: 2%); 0 is `budget=off` (budget.h). */
+#define OPTIONS_DEFAULT_BUDGET_PPM 20000u
+#define OPTIONS_MAX_BUDGET_PPM 1000000u
+/* What one sampler signal costs when nobody measured it (an -agentpath
+ * launch; `wasp run` measures, signal_cost.h): the middle of the 12-40 us
+ * our VMs show. */
+#define OPTIONS_DEFAULT_SIGNAL_COST_NS 20000ULL
+/* Checkpoints (checkpoint.c): every live thread's profile so far, written
+ * this often, so a killed or crashed program loses at most this much. */
+#define OPTIONS_DEFAULT_FLUSH_NS 10000000000ULL   /* 10 s */
+#define OPTIONS_MIN_FLUSH_NS 1000000000ULL        /* 1 s: each one costs a write per thread */
+#define OPTIONS_MAX_FLUSH_NS 3600000000000ULL     /* 1 h */
 
 typedef struct wasp_options {
     enum wasp_mode mode;
@@ -45,6 +59,11 @@ typedef struct wasp_options {
     char dir[512];          /* run directory; the process writes into dir/<pid>/ */
     int empty_handler;      /* benchmarks only: signals are taken and ignored */
     int watch_check;        /* refuse to start where the watch self-test sees no trap */
+    int attached;           /* set by the JVM agent for a run `wasp attach` started */
+    uint64_t duration_ns;   /* an attached run ends after this (0: when stopped or at exit) */
+    uint32_t budget_ppm;    /* overhead budget per thread, parts per million; 0: off */
+    uint64_t signal_cost_ns;   /* measured CPU cost of one signal (set by `wasp run`) */
+    uint64_t flush_ns;      /* checkpoint period in wall-clock time; 0: off */
 } wasp_options;
 
 void options_defaults(wasp_options *o);
@@ -59,6 +78,13 @@ int options_escape(const char *value, char *out, size_t len);
 
 /* Parses a duration like "5ms", "200us", "1000000" (ns), "1s". Returns 0/-1. */
 int options_parse_duration(const char *text, uint64_t *ns);
+
+/* Parses how long an attached run lasts: "30s", "2m", "1h", "500ms", "7d"
+ * (a unit is required), 1 ms to 7 days. Returns 0/-1. */
+int options_parse_run_length(const char *text, uint64_t *ns);
+/* Parses a budget: "off" (0), or a percentage like "2%", "0.5%" or "2"
+ * above 0 and at most 100, into parts per million. Returns 0/-1. */
+int options_parse_budget(const char *text, uint32_t *ppm);
 
 /* Parses a count like "20000", "20k", "1m" (million). Returns 0/-1. */
 int options_parse_count(const char *text, uint64_t *n);

@@ -38,6 +38,10 @@ uint64_t perf_event_id(int fd);
 /* Signal-safe. Starts or stops a sampler. */
 int perf_enable(int fd, int on);
 
+/* Signal-safe. A sampler's new period (ns of task clock, or events), from
+ * its next sample on. Returns 0 or -1. */
+int perf_set_period(int fd, uint64_t period);
+
 /* Normal context. Checks that this process can open what wasp needs: a
  * task-clock sampler and `slots` breakpoints on the calling thread. Returns
  * 0, or -1 with a message that names the fix. */

@@ -14,6 +14,13 @@
 
 #define PROFILE_MAGIC "wasp-profile"
 #define PROFILE_VERSION 2
+/* The stat that marks a checkpoint (a live thread's data so far, written
+ * while the program ran) and says when it was taken, in Unix ms; a final
+ * profile has none (docs/profile-format.md, "Checkpoints"). */
+#define PROFILE_CHECKPOINT_STAT "checkpoint_at_ms"
+/* A thread's profile is <tid>-<n>.wasp in its pid directory; its
+ * checkpoint, which that file supersedes, <tid>-<n>.checkpoint. */
+#define PROFILE_CHECKPOINT_SUFFIX ".checkpoint"
 
 typedef struct prof_frame {
     char *function;     /* "write_round", "java.util.ArrayList.add"; never NULL */

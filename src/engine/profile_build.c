@@ -5,6 +5,7 @@
 #include "profile_build.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,6 +171,23 @@ static void add_stat(profile *p, const char *name, uint64_t value)
     p->nstats++;
 }
 
+/* The overhead budget's account (docs/profile-format.md, "Budget"),
+ * the window still open included. */
+#define BUDGET_STATS 7
+
+static void add_budget_stats(profile *p, const thread_state *t)
+{
+    budget_state b = t->budget;
+    budget_flush(&b);
+    add_stat(p, "budget.ppm", b.ppm);
+    add_stat(p, "budget.signal_cost_ns", b.signal_cost_ns);
+    add_stat(p, "budget.cpu_ns", b.cpu_ns);
+    add_stat(p, "budget.wasp_ns", b.wasp_ns);
+    add_stat(p, "budget.cut_ns", b.cut_ns);
+    add_stat(p, "budget.periods_milli", b.periods_milli);
+    add_stat(p, "budget.interval_max", b.period_max);
+}
+
 static void add_stats(profile *p, const thread_state *t)
 {
     char name[64];
@@ -183,6 +201,7 @@ static void add_stats(profile *p, const thread_state *t)
     for (int i = 0; i < t->watch.nslots; i++)
         unfinished += t->watch.slot[i].armed != 0;
     add_stat(p, "unfinished", unfinished);
+    add_budget_stats(p, t);
 }
 
 static char *read_command_line(void)
@@ -247,8 +266,10 @@ static void free_built(profile *p)
     free(p->command);
 }
 
-static int build(builder *b, const wasp_options *o, const char *sampler_name, const char *watch_check)
+static int build(builder *b, const profile_build_env *env, uint64_t checkpoint_ms)
 {
+    const wasp_options *o = env->opts;
+    const char *sampler_name = env->sampler_name;
     const thread_state *t = b->t;
     profile *p = b->p;
     size_t npairs = t->pairs.used;
@@ -258,14 +279,14 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name, co
 
     snprintf(p->mode, sizeof(p->mode), "%s", options_mode_name(o->mode));
     snprintf(p->sampler, sizeof(p->sampler), "%s", sampler_name);
-    snprintf(p->watch_check, sizeof(p->watch_check), "%s", watch_check);
+    snprintf(p->watch_check, sizeof(p->watch_check), "%s", env->watch_check);
     p->pid = getpid();
     p->tid = t->tid;
     p->thread_name = thread_name(t);
     p->command = read_command_line();
     p->interval = strcmp(sampler_name, "pmu") == 0 ? o->period : o->interval_ns;
     p->fp_tolerance = o->fp_tolerance;
-    p->stats = calloc(STAT_COUNT + DROP_REASON_COUNT + 1, sizeof(prof_stat));
+    p->stats = calloc(STAT_COUNT + DROP_REASON_COUNT + 2 + BUDGET_STATS, sizeof(prof_stat));
     p->pairs = calloc(npairs ? npairs : 1, sizeof(prof_pair));
     p->contexts = calloc(max_ctx ? max_ctx : 1, sizeof(prof_context));
     p->frames = calloc(max_frames + 1, sizeof(prof_frame));
@@ -275,6 +296,8 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name, co
         map_init(&b->ctx_map, max_ctx) < 0 || map_init(&b->frame_map, max_frames) < 0)
         return -1;
     add_stats(p, t);
+    if (checkpoint_ms)
+        add_stat(p, PROFILE_CHECKPOINT_STAT, checkpoint_ms);
     /* Bounded by what was counted at entry: the thread must not take
      * signals any more, but if one slipped through, its pair is left out
      * instead of written past the arrays. */
@@ -296,43 +319,87 @@ static int build(builder *b, const wasp_options *o, const char *sampler_name, co
     return 0;
 }
 
-static unsigned sequence;
+static uint64_t sequence;
+
+/* <tid>-<seq>.wasp or .checkpoint: the number, else -1. */
+static int64_t seq_of_name(const char *name)
+{
+    const char *dash = strchr(name, '-');
+    char *end;
+    if (!dash || dash[1] < '0' || dash[1] > '9')
+        return -1;
+    unsigned long long n = strtoull(dash + 1, &end, 10);
+    if (strcmp(end, ".wasp") != 0 && strcmp(end, PROFILE_CHECKPOINT_SUFFIX) != 0)
+        return -1;
+    return n < INT64_MAX ? (int64_t)n : -1;
+}
 
 /* An image exec'd by a profiled one writes into the same pid directory:
- * numbering from the files already there keeps the earlier image's. */
+ * numbering after the files already there keeps the earlier image's (the
+ * main thread keeps its tid across exec). */
 void profile_build_number_from(const char *dir)
 {
-    unsigned n = 0;
+    uint64_t n = 0;
     DIR *d = opendir(dir);
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d));) {
-        size_t l = strlen(e->d_name);
-        n += l > 5 && strcmp(e->d_name + l - 5, ".wasp") == 0;
+        int64_t seq = seq_of_name(e->d_name);
+        if (seq >= 0 && (uint64_t)seq >= n)
+            n = (uint64_t)seq + 1;
     }
     closedir(d);
     __atomic_store_n(&sequence, n, __ATOMIC_RELAXED);
 }
 
-int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
-                        const char *sampler_name, const char *watch_check, const char *dir,
-                        char *err, size_t errlen)
+/* A thread id can be profiled twice (the JVM re-attaches its main thread
+ * as DestroyJavaVM; an exec'd image keeps its pid and main tid): the
+ * number keeps both. */
+uint64_t profile_build_next_seq(void)
+{
+    return __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED);
+}
+
+int profile_build_name(char *buf, size_t len, const char *dir, int tid, uint64_t seq,
+                       int checkpoint)
+{
+    int n = snprintf(buf, len, "%s/%d-%llu%s", dir, tid, (unsigned long long)seq,
+                     checkpoint ? PROFILE_CHECKPOINT_SUFFIX : ".wasp");
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* The final profile supersedes the checkpoint: whichever of the two
+ * writers publishes second removes the checkpoint, so none is left after
+ * a normal end (the report also ignores one next to its final profile). */
+static void drop_checkpoint(const thread_state *t, const char *dir, int checkpoint_written)
+{
+    char ckpt[700], final[700];
+    if (profile_build_name(ckpt, sizeof ckpt, dir, (int)t->tid, t->seq, 1) < 0 ||
+        profile_build_name(final, sizeof final, dir, (int)t->tid, t->seq, 0) < 0)
+        return;
+    if (!checkpoint_written || access(final, F_OK) == 0)
+        unlink(ckpt);
+}
+
+int profile_build_write(const thread_state *t, const profile_build_env *env,
+                        uint64_t checkpoint_ms, char *err, size_t errlen)
 {
     profile p;
-    builder b = { .t = t, .fe = fe, .p = &p };
+    builder b = { .t = t, .fe = env->fe, .p = &p };
     char path[700];
     int rc;
 
     memset(&p, 0, sizeof(p));
-    if (build(&b, o, sampler_name, watch_check) < 0) {
+    if (build(&b, env, checkpoint_ms) < 0) {
         snprintf(err, errlen, "out of memory while writing the profile of thread %d", (int)t->tid);
+        errno = ENOMEM;
+        rc = -1;
+    } else if (profile_build_name(path, sizeof path, env->dir, (int)t->tid, t->seq,
+                                  checkpoint_ms != 0) < 0) {
+        snprintf(err, errlen, "the output directory's name is too long — pass a shorter -o DIR");
+        errno = ENAMETOOLONG;
         rc = -1;
     } else {
-        /* A thread id can be profiled twice (the JVM re-attaches its main
-         * thread as DestroyJavaVM; an exec'd image keeps its pid and main
-         * tid): the sequence number keeps both. */
-        snprintf(path, sizeof(path), "%s/%d-%u.wasp", dir, (int)t->tid,
-                 __atomic_fetch_add(&sequence, 1, __ATOMIC_RELAXED));
         rc = profile_write(&p, path, err, errlen);
         /* Saved code is a bonus: never lose the thread's data for it. */
         if (rc < 0 && p.ncodes) {
@@ -340,8 +407,12 @@ int profile_build_write(const thread_state *t, const wasp_options *o, const engi
             rc = profile_write(&p, path, err, errlen);
         }
     }
+    int saved = errno;
+    if (rc == 0)
+        drop_checkpoint(t, env->dir, checkpoint_ms != 0);
     map_free(&b.ctx_map);
     map_free(&b.frame_map);
     free_built(&p);
+    errno = saved;
     return rc;
 }

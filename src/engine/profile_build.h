@@ -1,5 +1,6 @@
 /*
- * profile_build.h - turns a stopped thread's tables into a written profile.
+ * profile_build.h - turns a thread's tables (the ended thread's, or a
+ * checkpoint's copy) into a written profile.
  */
 #ifndef WASP_PROFILE_BUILD_H
 #define WASP_PROFILE_BUILD_H
@@ -8,15 +9,35 @@
 #include "engine.h"
 #include "thread.h"
 
-/* Symbolizes the contexts the thread's pairs use and writes
- * dir/<tid>.wasp; watch_check is the process's self-test result. Normal context; the thread must no longer take signals.
- * Returns 0, or -1 with a message naming the fix. */
-int profile_build_write(const thread_state *t, const wasp_options *o, const engine_frontend *fe,
-                        const char *sampler_name, const char *watch_check, const char *dir,
-                        char *err, size_t errlen);
+/* What every profile of the process shares. */
+typedef struct profile_build_env {
+    const wasp_options *opts;
+    const engine_frontend *fe;
+    const char *sampler_name;
+    const char *watch_check;    /* the process's self-test result */
+    const char *dir;            /* the pid directory */
+} profile_build_env;
 
-/* Normal context, once per image: profile numbers start after the files
- * already in dir. */
+/* The name of a thread's profile in its pid directory: <tid>-<seq>.wasp
+ * when final, <tid>-<seq>.checkpoint for a checkpoint, which the final one
+ * supersedes (docs/profile-format.md, "Checkpoints"). */
+int profile_build_name(char *buf, size_t len, const char *dir, int tid, uint64_t seq,
+                       int checkpoint);
+
+/* Symbolizes the contexts the thread's pairs use and writes its profile
+ * into env->dir: the final one (checkpoint_ms 0; its checkpoint is then
+ * removed), or a checkpoint taken at checkpoint_ms (Unix time), which is
+ * removed again if the final one is already there. Normal context; t
+ * takes no signals that change it (ended, or a checkpoint's copy).
+ * Returns 0, or -1 with a message naming the fix and errno set. */
+int profile_build_write(const thread_state *t, const profile_build_env *env,
+                        uint64_t checkpoint_ms, char *err, size_t errlen);
+
+/* Normal context, once per image: profile numbers start after those of
+ * the files already in dir. */
 void profile_build_number_from(const char *dir);
+
+/* The next profile number of this process, taken when a thread starts. */
+uint64_t profile_build_next_seq(void);
 
 #endif

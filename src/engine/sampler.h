@@ -27,6 +27,12 @@ typedef struct sampler {
      * access has not executed yet (the watch must absorb its own first trap). */
     enum drop_reason (*take)(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
                              const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run);
+    /* Signal context, once per sample: the thread's CPU time since its
+     * previous sample (or since thread_start), for the budget (budget.h). */
+    uint64_t (*cpu_since_sample)(thread_state *t);
+    /* Signal context: samples every period (ns or events) from now on.
+     * Returns 0 or -1. */
+    int (*set_period)(thread_state *t, uint64_t period);
 } sampler;
 
 extern const sampler sampler_software;

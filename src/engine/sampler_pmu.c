@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 #include "decode.h"
 #include "perf.h"
@@ -157,6 +158,13 @@ enum drop_reason pmu_sample_access(const ringbuf_sample *s, pid_t tid, const uco
     return DROP_NONE;
 }
 
+static uint64_t pmu_thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static int pmu_thread_start(thread_state *t, const wasp_options *o, char *err, size_t errlen)
 {
     int fd = pmu_open(&pmu.ev, t->tid, o->period, (uint64_t)t | SIG_TAG_SAMPLER);
@@ -173,6 +181,7 @@ static int pmu_thread_start(thread_state *t, const wasp_options *o, char *err, s
     }
     t->sampler_ring = ring;
     t->sampler_fd = fd;
+    t->cpu_mark_ns = pmu_thread_cpu_ns();
     return 0;
 }
 
@@ -211,11 +220,29 @@ static enum drop_reason pmu_take(thread_state *t, const siginfo_t *si, const uco
     return pmu_sample_access(&scan.newest, t->tid, uc, out);
 }
 
+/* Events, not time, set the PMU sampler's pace: the budget needs the
+ * thread's CPU clock, one system call per sample (clock_gettime is
+ * async-signal-safe; ~0.1-2 us, against a signal's 12-40 us, and it is
+ * counted in the handler's own time). */
+static uint64_t pmu_cpu_since_sample(thread_state *t)
+{
+    uint64_t now = pmu_thread_cpu_ns(), was = t->cpu_mark_ns;
+    t->cpu_mark_ns = now;
+    return now > was ? now - was : 0;
+}
+
+static int pmu_set_period(thread_state *t, uint64_t period)
+{
+    return perf_set_period(t->sampler_fd, pmu_period(&pmu.ev, period));
+}
+
 const sampler sampler_pmu = {
     .name = "pmu",
     .thread_start = pmu_thread_start,
     .thread_stop = pmu_thread_stop,
     .take = pmu_take,
+    .cpu_since_sample = pmu_cpu_since_sample,
+    .set_period = pmu_set_period,
 };
 
 const sampler *sampler_select(const wasp_options *o, const char *sysfs_root, char *why, size_t whylen)

@@ -8,10 +8,18 @@
  * taken in signal context.
  */
 #include "thread.h"
+#include "engine.h"
 
+#include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
 #include <string.h>
 #include <sys/mman.h>
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 #define ARENA_SLOTS (1u << 16)
 #define SLOT_SIZE ((sizeof(thread_state) + 63) & ~(size_t)63)
@@ -59,6 +67,58 @@ void thread_release(thread_state *t)
     pthread_mutex_unlock(&arena.lock);
 }
 
+static int thread_quiet(thread_state *t)
+{
+    return !__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST);
+}
+
+int thread_wait_quiet(thread_state *t)
+{
+    /* Spin first, then yield, then sleep: a handler takes microseconds,
+     * and a nanosleep can take milliseconds (a guest's coarse timer: a
+     * checkpoint there paused the handler 28 ms, and traps on a hot
+     * watched address came in a storm meanwhile). */
+    for (int i = 0; i < 2000; i++) {
+        if (thread_quiet(t))
+            return 0;
+        __builtin_ia32_pause();
+    }
+    for (int i = 0; i < 100; i++) {
+        if (thread_quiet(t))
+            return 0;
+        sched_yield();
+    }
+    for (int i = 0; i < 20000; i++) {
+        if (thread_quiet(t))
+            return 0;
+        struct timespec pause = { 0, 50000 };
+        nanosleep(&pause, NULL);
+    }
+    return -1;
+}
+
+int engine_spawn_thread(void *(*fn)(void *), size_t stack_size)
+{
+    /* The real pthread_create: the native front end interposes it to
+     * profile every new thread. Every signal blocked from the thread's
+     * first instruction: none is for it. */
+    pthread_create_fn real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    pthread_attr_t attr;
+    pthread_t thread;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, stack_size);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = (real ? real : pthread_create)(&thread, &attr, fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        errno = rc;
+    return rc == 0 ? 0 : -1;
+}
+
 void thread_after_fork_child(void)
 {
     pthread_mutex_init(&arena.lock, NULL);
@@ -84,6 +144,8 @@ const char *thread_stat_name(enum thread_stat s)
     static const char *const names[STAT_COUNT] = {
         "samples", "armed", "declined", "replaced", "traps", "primed", "kept",
         "sample_ns", "trap_ns", "sampling_ms", "sigtrap_lost",
+        "attached", "preexisting",
+        "checkpoints", "checkpoint_ns", "checkpoint_pause_ns", "checkpoint_skipped",
     };
     return (unsigned)s < STAT_COUNT ? names[s] : "unknown";
 }

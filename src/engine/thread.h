@@ -11,6 +11,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/types.h>
+#include "budget.h"
 #include "cct.h"
 #include "drops.h"
 #include "pairs.h"
@@ -19,6 +20,9 @@
 #define THREAD_MAGIC 0x77617370u   /* "wasp" */
 #define SIG_TAG_MASK 7ULL
 #define SIG_TAG_SAMPLER 7ULL        /* slots use tags 0..3 */
+/* The signal stack wasp gives a thread (engine.c): the lowest page guards. */
+#define ALTSTACK_SIZE (256u * 1024u)
+#define ALTSTACK_GUARD 4096u
 
 enum thread_stat {
     STAT_SAMPLES,        /* sampler signals handled */
@@ -32,6 +36,12 @@ enum thread_stat {
     STAT_TRAP_NS,        /* time in the trap handler */
     STAT_SAMPLING_MS,    /* from the thread's start to its last sample */
     STAT_SIGTRAP_LOST,   /* 1: the program took SIGTRAP from wasp (raw rt_sigaction) */
+    STAT_ATTACHED,       /* 1: the run was started in a running JVM (`wasp attach`) */
+    STAT_PREEXISTING,    /* 1: the thread was running before the run started */
+    STAT_CHECKPOINTS,    /* checkpoints written of this thread (checkpoint.c) */
+    STAT_CHECKPOINT_NS,  /* their cost: the checkpoint thread's CPU time to copy, build, write */
+    STAT_CHECKPOINT_PAUSE_NS,  /* how long the thread's handler stood aside for the copies */
+    STAT_CHECKPOINT_SKIPPED,   /* samples and traps that arrived meanwhile (atomic: the handler's) */
     STAT_COUNT
 };
 
@@ -55,9 +65,19 @@ struct thread_state {
     uint64_t stack_lo, stack_hi;  /* the thread's stack, for stack=exclude; 0 if unknown */
     int in_handler;            /* set by the handler while it runs (seq_cst, see handler.c) */
     int closing;               /* set by the writer: handlers become no-ops */
+    int pausing;               /* set by the checkpoint thread while it copies the tables */
+    uint64_t seq;              /* the profile's number in its pid directory (<tid>-<seq>.wasp) */
     int written;               /* its profile was written: never twice */
     uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
+    budget_state budget;       /* what wasp costs the thread, and its interval now */
+    uint64_t cpu_mark_ns;      /* PMU sampler: the thread's CPU clock at its last sample */
     void *altstack;            /* the signal stack wasp gave the thread, or NULL */
+    /* A thread adopted from another (a run attached to a live JVM) cannot
+     * be given a signal stack from outside: it is mapped here and the
+     * thread's first handler installs it (handler.c), or leaves it unused
+     * when the thread has one of its own; freed in normal context. */
+    void *altstack_pending;
+    void *altstack_unused;
     int registered;
     int fds_reserved;          /* counted against the engine's fd budget */
     char name[32];
@@ -76,6 +96,15 @@ void thread_release(thread_state *t);
 /* In a forked child: the arena's lock may have been held by a parent's
  * thread that did not come along. */
 void thread_after_fork_child(void);
+
+/* Normal context, after setting t->closing or t->pausing: waits until no
+ * handler of t's thread is inside the monitor; none will enter it. The
+ * handler sets in_handler and then reads closing and pausing; we set one
+ * and then read in_handler, all sequentially consistent, so one of the two
+ * sees the other (a Dekker handshake). A handler runs for microseconds; a
+ * thread stopped inside one (a debugger, SIGSTOP) is waited for up to a
+ * second, then given up. Returns 0 when quiet, -1 when given up. */
+int thread_wait_quiet(thread_state *t);
 
 /* Signal context. Whether sig_data (tag bits cleared) points into the
  * arena: a wasp signal, possibly for a state already released. */

@@ -38,10 +38,19 @@ static void shuffle_order(watch_set *w, int *order)
 
 int watch_pick(watch_set *w)
 {
-    int order[OPTIONS_MAX_SLOTS];
-    int chosen = -1;
+    return watch_pick_within(w, w->nslots);
+}
 
-    for (int i = 0; i < w->nslots; i++) {
+int watch_pick_within(watch_set *w, int max_armed)
+{
+    int order[OPTIONS_MAX_SLOTS];
+    int chosen = -1, armed = 0;
+
+    if (max_armed <= 0 || max_armed > w->nslots)
+        max_armed = w->nslots;
+    for (int i = 0; i < w->nslots; i++)
+        armed += w->slot[i].armed != 0;
+    for (int i = 0; i < w->nslots && armed < max_armed; i++) {
         if (!w->slot[i].armed) {
             chosen = i;
             break;
@@ -59,7 +68,7 @@ int watch_pick(watch_set *w)
     shuffle_order(w, order);
     for (int k = 0; k < w->nslots; k++) {
         watch_slot *s = &w->slot[order[k]];
-        if (watch_random(w) % s->seen == 0)
+        if (s->armed && watch_random(w) % s->seen == 0)
             return order[k];
     }
     return -1;

@@ -41,6 +41,11 @@ void watch_init(watch_set *w, int nslots, uint64_t seed);
  */
 int watch_pick(watch_set *w);
 
+/* The same with at most max_armed slots armed (the overhead budget's
+ * limit, budget.h): past it, a sample can only replace an armed watch.
+ * max_armed <= 0 means all slots. */
+int watch_pick_within(watch_set *w, int max_armed);
+
 /* Frees a slot after its trap (its reservoir restarts, paper §5.2). */
 void watch_release(watch_set *w, int i);
 

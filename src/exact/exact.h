@@ -48,6 +48,14 @@ enum exact_stat {
     XS_COUNT
 };
 
+/* One level of a Java thread's frame-pointer chain (exact_java.c). */
+#define EXACT_JAVA_DEPTH 128
+#define EXACT_JLEAF_CACHE 256
+typedef struct exact_jlevel {
+    Addr pc, fp, bcp;   /* bcp: the saved bytecode pointer when pc is in the interpreter */
+    UInt node;          /* call-tree node of the Java frames from the root to this level */
+} exact_jlevel;
+
 typedef struct exact_thread {
     UInt index;            /* 1..EXACT_MAX_THREADS-1; what the shadow stores */
     Int os_tid;
@@ -58,6 +66,11 @@ typedef struct exact_thread {
     ULong stats[XS_COUNT];
     /* Last leaf contexts looked up, by (node, pc): loops hit the same few. */
     struct { UInt node; Addr pc; UInt ctx; } leaf_cache[256];
+    /* Java threads (exact_java.c): watched only while the agent says so. */
+    Bool java, was_java;
+    UInt jgen, jn;                      /* the code map's generation; levels of the last walk */
+    exact_jlevel jm[EXACT_JAVA_DEPTH];  /* the last walk, resolved */
+    struct { Addr pc, bcp; UInt node, ctx; } jleaf[EXACT_JLEAF_CACHE];
 } exact_thread;
 
 typedef struct exact_options {
@@ -68,6 +81,7 @@ typedef struct exact_options {
     const HChar *dir;          /* the run directory; the raw file goes to dir/.exact/ */
     ULong limit_insns;         /* 0: none */
     ULong limit_ms;            /* 0: none */
+    Bool java;                 /* a JVM: only Java threads, Java contexts, its runtime state left out */
 } exact_options;
 
 extern exact_options exact_opts;
@@ -77,12 +91,20 @@ extern UInt exact_nthreads;
 extern ULong exact_insns;                        /* guest instructions run (with a limit) */
 extern ULong exact_next_check;
 extern Bool exact_limit_hit;
+extern ULong exact_cut_insns;                    /* instructions run when a JVM was cut */
 
 /* exact_tables.c */
 void exact_tables_init(void);
 void exact_tables_reset_pairs(void);
 UInt exact_node_child(UInt parent, Addr call_pc);
 UInt exact_leaf(exact_thread *t, Addr pc, UInt len);
+UInt exact_leaf_at(exact_thread *t, UInt node, Addr pc, UInt len);
+const UChar *exact_leaf_bytes(UInt ctx);
+void exact_leaf_set_node(UInt ctx, UInt node);   /* the instruction's bytes as first seen (len of them) */
+/* Java frames: (jmethodID, bci) or (Method*, bytecode pointer), ids from 0. */
+UInt exact_jframe(ULong method, ULong bci, UInt kind);
+void exact_jframe_info(UInt id, ULong *method, ULong *bci, UInt *kind);
+UInt exact_njframes(void);
 void exact_pair_add(UInt tindex, UInt c1, UInt c2, UInt bytes, UInt wasteful, UInt a64, UInt a32);
 /* Iteration for the writer. */
 typedef struct exact_pair {
@@ -100,6 +122,20 @@ UInt exact_nnodes(void);
 void exact_shadow_init(void);
 void exact_on_access(Addr addr, ULong value, ULong info, Addr sp);
 void exact_on_access_wide(Addr addr, ULong size_kind, ULong pc, Addr sp);
+void exact_on_access_java(Addr addr, ULong value, ULong info, Addr sp, Addr fp, Addr r13);
+void exact_on_access_wide_java(Addr addr, ULong size_kind, ULong pc, Addr sp, Addr fp, Addr r13);
+void exact_shadow_clear(void);
+
+/* exact_java.c */
+extern UInt exact_java_generation;
+Bool exact_java_request(ThreadId tid, UWord *arg, UWord *ret);
+Bool exact_java_watched(const exact_thread *t);
+void exact_java_stop(void);   /* nothing is watched any more */
+void exact_java_cut(void);    /* --exact-limit: the agent names frames, then the tool ends the run */
+Bool exact_java_started(void);   /* the agent announced a Java thread (the VM is up) */
+UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr r13);
+Bool exact_java_key(Addr key, UInt *jframe);
+void exact_java_name(UInt jframe, const HChar **function, const HChar **file, UInt *line);
 
 /* exact_instrument.c */
 IRSB *exact_instrument(VgCallbackClosure *closure, IRSB *sb_in, const VexGuestLayout *layout,

@@ -15,6 +15,11 @@
 #include "pub_tool_libcassert.h"
 #include "pub_tool_machine.h"
 #include "pub_tool_tooliface.h"
+#include "libvex_guest_amd64.h"
+
+#define GUEST_RBP ((Int)offsetof(VexGuestAMD64State, guest_RBP))
+#define GUEST_R13 ((Int)offsetof(VexGuestAMD64State, guest_R13))
+#define GUEST_R15 ((Int)offsetof(VexGuestAMD64State, guest_R15))
 
 typedef struct ictx {
     IRSB *sb;
@@ -74,19 +79,71 @@ static IRExpr *addr_plus(ictx *c, IRExpr *addr, UInt off)
     return tmp_of(c, Ity_I64, IRExpr_Binop(Iop_Add64, addr, IRExpr_Const(IRConst_U64(off))));
 }
 
+static IRExpr *guest_reg(ictx *c, Int offset)
+{
+    return tmp_of(c, Ity_I64, IRExpr_Get(offset, Ity_I64));
+}
+
+/* A JVM's accesses also pass rbp and r13, where its Java frames start
+ * (exact_java.c). */
 static void emit_known(ictx *c, IRExpr *addr, IRExpr *value, UInt size, UInt kind, IRExpr *guard)
 {
     ULong info = (ULong)c->pc | (ULong)size << 48 | (ULong)kind << 52 | (ULong)c->len << 55;
-    emit_dirty(c, "exact_on_access", exact_on_access,
-               mkIRExprVec_4(addr, value, mkIRExpr_HWord(info), stack_pointer(c)), guard);
+    if (exact_opts.java)
+        emit_dirty(c, "exact_on_access_java", exact_on_access_java,
+                   mkIRExprVec_6(addr, value, mkIRExpr_HWord(info), stack_pointer(c),
+                                 guest_reg(c, GUEST_RBP), guest_reg(c, GUEST_R13)), guard);
+    else
+        emit_dirty(c, "exact_on_access", exact_on_access,
+                   mkIRExprVec_4(addr, value, mkIRExpr_HWord(info), stack_pointer(c)), guard);
 }
 
 static void emit_wide(ictx *c, IRExpr *addr, UInt size, UInt kind, IRExpr *guard)
 {
     ULong size_kind = (ULong)size | (ULong)kind << 32, pc_len = (ULong)c->pc | (ULong)c->len << 48;
-    emit_dirty(c, "exact_on_access_wide", exact_on_access_wide,
-               mkIRExprVec_4(addr, mkIRExpr_HWord(size_kind), mkIRExpr_HWord(pc_len),
-                             stack_pointer(c)), guard);
+    if (exact_opts.java)
+        emit_dirty(c, "exact_on_access_wide_java", exact_on_access_wide_java,
+                   mkIRExprVec_6(addr, mkIRExpr_HWord(size_kind), mkIRExpr_HWord(pc_len), stack_pointer(c),
+                                 guest_reg(c, GUEST_RBP), guest_reg(c, GUEST_R13)), guard);
+    else
+        emit_dirty(c, "exact_on_access_wide", exact_on_access_wide,
+                   mkIRExprVec_4(addr, mkIRExpr_HWord(size_kind), mkIRExpr_HWord(pc_len),
+                                 stack_pointer(c)), guard);
+}
+
+/* The expression that defines tmp anywhere in the superblock (temps are
+ * assigned once; VEX may reuse one instruction's GET in the next). */
+static const IRExpr *sb_definition(const ictx *c, IRTemp tmp)
+{
+    for (Int i = 0; i < c->in->stmts_used; i++)
+        if (c->in->stmts[i]->tag == Ist_WrTmp && c->in->stmts[i]->Ist.WrTmp.tmp == tmp)
+            return c->in->stmts[i]->Ist.WrTmp.data;
+    return NULL;
+}
+
+/* Whether an address is the JVM's runtime state, left out as the sampled
+ * JVM front end leaves it out (monitor.c): a constant (RIP-relative: a JIT
+ * method's constant table) or based on r15 (HotSpot's thread structure:
+ * TLAB top, safepoint polls, flags). The base register is the leftmost
+ * operand of the address's additions. */
+static Bool runtime_state(const ictx *c, const IRExpr *addr)
+{
+    Bool added = False;
+    for (Int depth = 0; depth < 8 && addr; depth++) {
+        if (addr->tag == Iex_Const)
+            return !added;
+        if (addr->tag == Iex_Get)
+            return addr->Iex.Get.offset == GUEST_R15;
+        if (addr->tag == Iex_RdTmp) {
+            addr = sb_definition(c, addr->Iex.RdTmp.tmp);
+        } else if (addr->tag == Iex_Binop && addr->Iex.Binop.op == Iop_Add64) {
+            addr = addr->Iex.Binop.arg1;
+            added = True;
+        } else {
+            return False;
+        }
+    }
+    return False;
 }
 
 /* One access of type ty at addr with value e (an atom), split into lanes. */
@@ -94,6 +151,8 @@ static void emit_access(ictx *c, IRExpr *addr, IRExpr *e, IRType ty, UInt kind, 
 {
     static const IROp v256[4] = { Iop_V256to64_0, Iop_V256to64_1, Iop_V256to64_2, Iop_V256to64_3 };
     if (((kind & EXACT_LOAD) && !c->loads) || (kind == EXACT_STORE && !c->stores) || c->moves_sp)
+        return;
+    if (exact_opts.java && runtime_state(c, addr))
         return;
     if (ty == Ity_V128 || ty == Ity_I128) {
         Bool v = ty == Ity_V128;

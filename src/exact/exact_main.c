@@ -4,7 +4,10 @@
  *
  * Options come from `wasp run --exact` (src/cli/run_exact.c), never from a
  * user directly: --wasp-dir=DIR --wasp-mode=M --wasp-fp-tolerance=F
- * --wasp-stack=include|exclude --wasp-limit-insns=N --wasp-limit-ms=N.
+ * --wasp-stack=auto|include|exclude --wasp-limit-insns=N --wasp-limit-ms=N.
+ * A process whose program is "java" is a JVM (exact_java.c), whichever
+ * process started it: the CLI gives every run the agent's maps-only mode
+ * and Valgrind's check of generated code.
  *
  * Contexts come from a shadow call stack rather than from unwinding at each
  * access (which would cost microseconds per load): every superblock ending
@@ -26,10 +29,12 @@
 #include "pub_tool_options.h"
 #include "pub_tool_threadstate.h"
 #include "pub_tool_tooliface.h"
+#include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 
 #define MAX_VG_TIDS 4096
 #define CHECK_EVERY 1000000ULL   /* guest instructions between two clock reads (time limit) */
+#define CUT_GRACE 500000000ULL   /* guest instructions the agent gets to name frames after a cut */
 
 exact_options exact_opts = { .mode = EXACT_SILENT_STORE, .fp_tolerance = 0.01, .fp_tolerance_text = "0.01" };
 exact_thread *exact_cur;
@@ -38,8 +43,10 @@ UInt exact_nthreads;
 ULong exact_insns;
 ULong exact_next_check = ~0ULL;
 Bool exact_limit_hit;
+ULong exact_cut_insns;
 
 static exact_thread *by_tid[MAX_VG_TIDS];
+static const HChar *stack_option = "auto";
 static UInt start_ms;
 
 /* The record of Valgrind thread tid, made on first sight. Thread indexes
@@ -124,6 +131,17 @@ void exact_check_limit(void)
             exact_next_check = exact_opts.limit_insns;
         return;
     }
+    /* Java frames are named by the agent: stop watching and let its poller
+     * thread (exactmaps.c) name them and say so (WX_CUT_DONE), then write.
+     * Not before the VM is up (no Java thread is watched yet, no poller),
+     * nor when the agent has not answered in a grace period. */
+    if (exact_opts.java && exact_java_started() && !exact_limit_hit) {
+        exact_limit_hit = True;
+        exact_next_check = exact_insns + CUT_GRACE;
+        exact_cut_insns = exact_insns;
+        exact_java_cut();
+        return;
+    }
     exact_limit_hit = True;
     exact_write_raw("limit");
     VG_(exit)(0);
@@ -149,11 +167,12 @@ static Bool parse_option(const HChar *arg)
         exact_opts.fp_tolerance = VG_(strtod)(v, NULL);
         exact_opts.fp_tolerance_text = v;
     } else if (VG_STR_CLO(arg, "--wasp-stack", v)) {
-        exact_opts.stack_exclude = !VG_(strcmp)(v, "exclude");
+        stack_option = v;
     } else if (VG_STR_CLO(arg, "--wasp-limit-insns", v)) {
         exact_opts.limit_insns = VG_(strtoull10)(v, NULL);
     } else if (VG_STR_CLO(arg, "--wasp-limit-ms", v)) {
         exact_opts.limit_ms = VG_(strtoull10)(v, NULL);
+
     } else {
         return False;
     }
@@ -169,8 +188,7 @@ static void print_debug_usage(void)
 {
 }
 
-/* A JVM needs the agent's code maps for its Java frames: not done yet, so
- * say so once instead of writing a profile of HotSpot's C++. */
+/* A JVM: its Java threads, Java frames and runtime state (exact_java.c). */
 static Bool is_java(void)
 {
     const HChar *exe = VG_(args_the_exename);
@@ -180,12 +198,13 @@ static Bool is_java(void)
 
 static void post_clo_init(void)
 {
+    exact_opts.java = is_java();
+    /* auto: a native program's stack holds its data, a JVM's only its own
+     * traffic (how-it-works.md), as in the sampled mode. */
+    exact_opts.stack_exclude = !VG_(strcmp)(stack_option, "exclude") ||
+                               (!VG_(strcmp)(stack_option, "auto") && exact_opts.java);
     if (!exact_opts.dir)
         VG_(fmsg_bad_option)("--wasp-dir", "is required (run the tool through `wasp run --exact`)\n");
-    if (is_java()) {
-        exact_error("--exact does not profile Java programs yet — profile them without --exact (sampled mode)");
-        VG_(exit)(2);
-    }
     /* Calls must end superblocks for the shadow call stack to see them. */
     VG_(clo_vex_control).guest_chase = False;
     if (exact_opts.limit_insns)
@@ -245,6 +264,7 @@ static void pre_clo_init(void)
     VG_(basic_tool_funcs)(post_clo_init, exact_instrument, fini);
     VG_(needs_command_line_options)(parse_option, print_usage, print_debug_usage);
     VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
+    VG_(needs_client_requests)(exact_java_request);
     VG_(track_start_client_code)(on_start_client_code);
     VG_(track_pre_thread_ll_exit)(on_thread_exit);
     VG_(atfork)(NULL, NULL, on_fork_child);

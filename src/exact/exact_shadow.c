@@ -270,6 +270,15 @@ static UInt read_granule(exact_thread *t, chunk *c, UInt off, UInt size, ULong v
     return 1;
 }
 
+/* The frame pointer and r13 at a Java thread's access (exact_on_access_java):
+ * its Java frames are read from them. */
+static Addr java_fp, java_r13;
+
+static UInt leaf_of(exact_thread *t, Addr pc, UInt len, Addr sp)
+{
+    return exact_opts.java ? exact_java_leaf(t, pc, len, sp, java_fp, java_r13) : exact_leaf(t, pc, len);
+}
+
 /* One access of at most 8 bytes. */
 static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong value, Addr pc,
                          UInt len, Addr sp)
@@ -281,7 +290,7 @@ static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong
     Bool monitored = exact_opts.mode == EXACT_SILENT_LOAD ? kind == EXACT_LOAD : (kind & EXACT_STORE) != 0;
     if (filtered(t, addr, kind, sp))
         return;
-    UInt ctx = monitored ? exact_leaf(t, pc, len) : 0;
+    UInt ctx = monitored ? leaf_of(t, pc, len, sp) : 0;
     UInt fresh = monitored ? (ctx << EXACT_CTX_SHIFT) | t->index | (known ? 0 : EXACT_UNKNOWN_BIT) : 0;
     group g[8];
     ULong old = 0;
@@ -307,7 +316,7 @@ static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong
     if (!ng)
         return;
     if (!ctx)
-        ctx = exact_leaf(t, pc, len);
+        ctx = leaf_of(t, pc, len, sp);
     record(t, g, ng, ctx, size, kind, known, old, value);
 }
 
@@ -331,6 +340,38 @@ void exact_on_access_wide(Addr addr, ULong size_kind, ULong pc_len, Addr sp)
     for (UInt done = 0; done < size; done += 8)
         access_bytes(t, addr + done, size - done < 8 ? size - done : 8, kind, 0,
                      pc_len & 0xFFFFFFFFFFFFULL, (UInt)(pc_len >> 48) & 15, sp);
+}
+
+/* A JVM's threads: only Java threads are watched (as the sampled mode
+ * samples only them), with their frame pointer and bytecode register. */
+static Bool java_regs(Addr fp, Addr r13)
+{
+    java_fp = fp;
+    java_r13 = r13;
+    return exact_cur && exact_java_watched(exact_cur);
+}
+
+void exact_on_access_java(Addr addr, ULong value, ULong info, Addr sp, Addr fp, Addr r13)
+{
+    if (java_regs(fp, r13))
+        exact_on_access(addr, value, info, sp);
+}
+
+void exact_on_access_wide_java(Addr addr, ULong size_kind, ULong pc_len, Addr sp, Addr fp, Addr r13)
+{
+    if (java_regs(fp, r13))
+        exact_on_access_wide(addr, size_kind, pc_len, sp);
+}
+
+/* A GC moves objects: no pair spans one (paper §5.3), so nothing stays
+ * pending. */
+void exact_shadow_clear(void)
+{
+    for (UInt i1 = 0; i1 < L1_SIZE; i1++)
+        for (UInt i2 = 0; l1[i1] && i2 < L2_SIZE; i2++)
+            if (l1[i1][i2])
+                VG_(memset)(l1[i1][i2]->granule, 0, sizeof l1[i1][i2]->granule);
+    pool_used = pool_free = 0;
 }
 
 void exact_shadow_init(void)

@@ -10,9 +10,11 @@
  */
 #include "exact.h"
 
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_mallocfree.h"
+#include "pub_tool_vki.h"
 
 /* Open addressing over two-word keys; values are ids + 1 (0 = free). */
 typedef struct xmap {
@@ -114,6 +116,7 @@ static xmap leaf_map;
 static UInt *leaf_node;
 static Addr *leaf_pc;
 static UChar *leaf_len;
+static UChar (*leaf_bytes)[16];       /* read when first seen: JIT code may be gone by exit */
 static UInt leaves = 1, leaves_cap;   /* id 0 unused */
 
 static UInt leaf_intern(UInt node, Addr pc, UInt len, exact_thread *t)
@@ -133,7 +136,14 @@ static UInt leaf_intern(UInt node, Addr pc, UInt len, exact_thread *t)
     leaf_pc = grow_array(leaf_pc, &cap, leaves, sizeof(Addr));
     cap = leaves_cap;
     leaf_len = grow_array(leaf_len, &cap, leaves, 1);
+    cap = leaves_cap;
+    leaf_bytes = grow_array(leaf_bytes, &cap, leaves, sizeof(*leaf_bytes));
     leaves_cap = cap;
+    len = len > 16 ? 16 : len;
+    if (len && VG_(am_is_valid_for_client)(pc, len, VKI_PROT_READ))
+        VG_(memcpy)(leaf_bytes[leaves], (const void *)pc, len);
+    else
+        len = 0;
     leaf_node[leaves] = node;
     leaf_pc[leaves] = pc;
     leaf_len[leaves] = (UChar)len;
@@ -154,6 +164,23 @@ UInt exact_leaf(exact_thread *t, Addr pc, UInt len)
     return ctx;
 }
 
+UInt exact_leaf_at(exact_thread *t, UInt node, Addr pc, UInt len)
+{
+    return leaf_intern(node, pc, len, t);
+}
+
+/* The leaf keeps its id (pairs name it) but hangs below another node; its
+ * (node, pc) key goes stale, so only once no new access can look it up. */
+void exact_leaf_set_node(UInt ctx, UInt node)
+{
+    leaf_node[ctx] = node;
+}
+
+const UChar *exact_leaf_bytes(UInt ctx)
+{
+    return leaf_bytes[ctx];
+}
+
 void exact_leaf_info(UInt ctx, UInt *node, Addr *pc, UInt *len)
 {
     *node = leaf_node[ctx];
@@ -162,6 +189,38 @@ void exact_leaf_info(UInt ctx, UInt *node, Addr *pc, UInt *len)
 }
 
 UInt exact_nleaves(void) { return leaves; }
+
+/* ---- Java frames (exact_java.c): ids from 0 ---- */
+
+static xmap jframe_map;
+static struct { ULong method, bci; UInt kind; } *jframe_key;
+static UInt jframes, jframes_cap;
+
+UInt exact_jframe(ULong method, ULong bci, UInt kind)
+{
+    /* Interpreted frames' bcps and jmethodIDs' bcis never meet: bit 63. */
+    UInt *slot = xmap_get(&jframe_map, method, bci ^ ((ULong)kind << 63));
+    if (*slot)
+        return *slot - 1;
+    UInt cap = jframes_cap;
+    jframe_key = grow_array(jframe_key, &cap, jframes, sizeof(*jframe_key));
+    jframes_cap = cap;
+    jframe_key[jframes].method = method;
+    jframe_key[jframes].bci = bci;
+    jframe_key[jframes].kind = kind;
+    jframe_map.used++;
+    *slot = ++jframes;
+    return jframes - 1;
+}
+
+void exact_jframe_info(UInt id, ULong *method, ULong *bci, UInt *kind)
+{
+    *method = jframe_key[id].method;
+    *bci = jframe_key[id].bci;
+    *kind = jframe_key[id].kind;
+}
+
+UInt exact_njframes(void) { return jframes; }
 
 /* ---- pairs ---- */
 
@@ -234,6 +293,10 @@ void exact_tables_init(void)
     leaf_node = VG_(malloc)("wasp.table", leaves_cap * sizeof(UInt));
     leaf_pc = VG_(malloc)("wasp.table", leaves_cap * sizeof(Addr));
     leaf_len = VG_(malloc)("wasp.table", leaves_cap);
+    leaf_bytes = VG_(malloc)("wasp.table", leaves_cap * sizeof(*leaf_bytes));
+    xmap_init(&jframe_map, 1024);
+    jframes_cap = 1024;
+    jframe_key = VG_(malloc)("wasp.table", jframes_cap * sizeof(*jframe_key));
     node_parent[0] = 0;
     node_pc[0] = 0;
     nodes = 1;

@@ -124,17 +124,29 @@ static void w_symbol(wbuf *w, Addr pc)
     VG_(free)(module);
 }
 
-static void w_insn_bytes(wbuf *w, Addr pc, UInt len)
+/* The bytes as the leaf's instruction was when first seen (exact_tables.c). */
+static void w_insn_bytes(wbuf *w, UInt ctx, UInt len)
 {
     static const HChar hex[] = "0123456789abcdef";
+    const UChar *b = exact_leaf_bytes(ctx);
     w_char(w, '\t');
-    if (!len || !VG_(am_is_valid_for_client)(pc, len, VKI_PROT_READ))
-        return;
     for (UInt i = 0; i < len; i++) {
-        UChar b = ((const UChar *)pc)[i];
-        w_char(w, hex[b >> 4]);
-        w_char(w, hex[b & 15]);
+        w_char(w, hex[b[i] >> 4]);
+        w_char(w, hex[b[i] & 15]);
     }
+}
+
+/* function, file, line, module of a Java frame (module: none, as the
+ * sampled JVM front end writes them). */
+static void w_java_symbol(wbuf *w, UInt jframe)
+{
+    const HChar *fn, *file;
+    UInt line;
+    exact_java_name(jframe, &fn, &file, &line);
+    w_field(w, fn);
+    w_field(w, file);
+    w_num(w, "\t%llu", line);
+    w_field(w, "");
 }
 
 static void w_header(wbuf *w, const HChar *why)
@@ -152,7 +164,7 @@ static void w_header(wbuf *w, const HChar *why)
     w_field(w, exact_opts.fp_tolerance_text);
     w_raw(w, "\nwritten");
     w_field(w, why);
-    w_num(w, "\ninstructions\t%llu", exact_insns);
+    w_num(w, "\ninstructions\t%llu", exact_cut_insns ? exact_cut_insns : exact_insns);
     w_num(w, "\ncut\t%llu\n", exact_limit_hit);
 }
 
@@ -163,7 +175,8 @@ static void w_threads(wbuf *w)
     };
     for (UInt i = 1; i <= exact_nthreads; i++) {
         const exact_thread *t = exact_threads[i];
-        if (!t)
+        /* A JVM's own threads (GC, compilers) are not watched: no profile. */
+        if (!t || (exact_opts.java && !t->was_java))
             continue;
         w_num(w, "thread\t%llu", i);
         w_num(w, "\t%llu\n", (ULong)t->os_tid);
@@ -175,12 +188,38 @@ static void w_threads(wbuf *w)
     }
 }
 
+/* Pairs below this share of the process's monitored bytes, with no
+ * approximately silent bytes, are written as one "fold" record per thread
+ * instead of with their contexts: the CLI folds them anyway
+ * (exact_convert.c, the same share), and a JVM under the exact mode makes
+ * millions (its start-up's interpreted code, one context per bytecode),
+ * which made raw files of 300 MB. Pairs with approximate bytes stay whole:
+ * whether those count depends on their C1's element type, which only the
+ * CLI decodes. */
+#define FOLD_SHARE 1e-5
+
+static ULong fold_below;
+
+static Bool folded(const exact_pair *p)
+{
+    return p->bytes < fold_below && !p->approx64 && !p->approx32;
+}
+
+static void set_fold_below(void)
+{
+    ULong total = 0;
+    for (UInt s = 0; s < exact_npairs_cap(); s++)
+        if (exact_pair_at(s))
+            total += exact_pair_at(s)->bytes;
+    fold_below = (ULong)((double)total * FOLD_SHARE);
+}
+
 /* Marks the leaves pairs use, and every node on their caller chains. */
 static void mark_used(UChar *leaf_used, UChar *node_used)
 {
     for (UInt s = 0; s < exact_npairs_cap(); s++) {
         const exact_pair *p = exact_pair_at(s);
-        if (!p)
+        if (!p || folded(p))
             continue;
         leaf_used[(p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX] = 1;
         leaf_used[p->key >> 31] = 1;
@@ -201,7 +240,7 @@ static void mark_used(UChar *leaf_used, UChar *node_used)
 /* Nodes come before the nodes and leaves that refer to them (ids grow). */
 static void w_contexts(wbuf *w)
 {
-    UInt nl = exact_nleaves(), nn = exact_nnodes();
+    UInt nl = exact_nleaves(), nn = exact_nnodes(), jframe;
     UChar *leaf_used = VG_(calloc)("wasp.write", nl + 1, 1);
     UChar *node_used = VG_(calloc)("wasp.write", nn + 1, 1);
     mark_used(leaf_used, node_used);
@@ -213,8 +252,13 @@ static void w_contexts(wbuf *w)
         exact_node_info(n, &parent, &pc);
         w_num(w, "node\t%llu", n);
         w_num(w, "\t%llu", parent);
-        w_num(w, "\t0x%llx", pc);
-        w_symbol(w, pc);
+        if (exact_java_key(pc, &jframe)) {
+            w_raw(w, "\t0");
+            w_java_symbol(w, jframe);
+        } else {
+            w_num(w, "\t0x%llx", pc);
+            w_symbol(w, pc);
+        }
         w_char(w, '\n');
     }
     for (UInt c = 1; c < nl; c++) {
@@ -223,11 +267,20 @@ static void w_contexts(wbuf *w)
         if (!leaf_used[c])
             continue;
         exact_leaf_info(c, &node, &pc, &len);
+        /* A Java leaf is its innermost Java frame, with the instruction in it. */
+        UInt parent = 0;
+        Addr key = 0;
+        if (node)
+            exact_node_info(node, &parent, &key);
+        Bool java = node && exact_java_key(key, &jframe);
         w_num(w, "leaf\t%llu", c);
-        w_num(w, "\t%llu", node);
+        w_num(w, "\t%llu", java ? parent : node);
         w_num(w, "\t0x%llx", pc);
-        w_symbol(w, pc);
-        w_insn_bytes(w, pc, len);
+        if (java)
+            w_java_symbol(w, jframe);
+        else
+            w_symbol(w, pc);
+        w_insn_bytes(w, c, len);
         w_char(w, '\n');
     }
     VG_(free)(leaf_used);
@@ -236,11 +289,20 @@ static void w_contexts(wbuf *w)
 
 static void w_pairs(wbuf *w)
 {
+    static ULong fold[EXACT_MAX_THREADS][3];   /* 24 KiB: not on the tool's stack */
+    VG_(memset)(fold, 0, sizeof fold);
     for (UInt s = 0; s < exact_npairs_cap(); s++) {
         const exact_pair *p = exact_pair_at(s);
         if (!p)
             continue;
-        w_num(w, "pair\t%llu", p->key & (EXACT_MAX_THREADS - 1));
+        UInt t = (UInt)(p->key & (EXACT_MAX_THREADS - 1));
+        if (folded(p)) {
+            fold[t][0] += p->count;
+            fold[t][1] += p->bytes;
+            fold[t][2] += p->wasteful;
+            continue;
+        }
+        w_num(w, "pair\t%llu", t);
         w_num(w, "\t%llu", (p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX);
         w_num(w, "\t%llu", p->key >> 31);
         w_num(w, "\t%llu", p->count);
@@ -248,6 +310,14 @@ static void w_pairs(wbuf *w)
         w_num(w, "\t%llu", p->wasteful);
         w_num(w, "\t%llu", p->approx64);
         w_num(w, "\t%llu\n", p->approx32);
+    }
+    for (UInt t = 1; t < EXACT_MAX_THREADS; t++) {
+        if (!fold[t][0])
+            continue;
+        w_num(w, "fold\t%llu", t);
+        for (UInt k = 0; k < 3; k++)
+            w_num(w, "\t%llu", fold[t][k]);
+        w_char(w, '\n');
     }
 }
 
@@ -296,6 +366,7 @@ void exact_write_raw(const HChar *why)
     w->fd = (Int)sr_Res(r);
     w->bad = False;
     w->len = 0;
+    set_fold_below();
     w_header(w, why);
     w_threads(w);
     w_contexts(w);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "codemap.h"
+#include "exactmaps.h"
 #include "decode.h"
 #include "jvm.h"
 #include "memread.h"
@@ -88,6 +89,72 @@ code_scope *jcode_scopes(jmethodID method, uint64_t start, uint64_t size, const 
     }
     *nscopes = squeeze(s, n);
     return s;
+}
+
+static int by_scope_offset(const void *a, const void *b)
+{
+    const wx_scope *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* One scope per PcDesc, every frame of its inlining chain kept (the exact
+ * tool names inlined frames as AsyncGetCallTrace does). */
+static int exact_inline_scopes(wx_code *code, const void *compile_info, wx_scope *s, wx_frame *f,
+                               uint32_t cap_frames)
+{
+    uint32_t n = 0, nf = 0;
+    for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next) {
+        if (h->kind != JVMTI_CMLR_INLINE_INFO)
+            continue;
+        const jvmtiCompiledMethodLoadInlineRecord *r = (const void *)h;
+        for (jint i = 0; i < r->numpcs; i++) {
+            const PCStackInfo *pi = &r->pcinfo[i];
+            uint64_t pc = (uint64_t)(uintptr_t)pi->pc;
+            if (pi->numstackframes < 1 || pc < code->start || pc > code->end ||
+                nf + (uint32_t)pi->numstackframes > cap_frames)
+                continue;
+            s[n++] = (wx_scope){ (uint32_t)(pc - code->start), (uint32_t)pi->numstackframes, nf };
+            for (jint k = 0; k < pi->numstackframes; k++)
+                f[nf++] = (wx_frame){ (uint64_t)(uintptr_t)pi->methods[k], (uint64_t)(int64_t)pi->bcis[k],
+                                      WX_FRAME_JMETHOD };
+        }
+    }
+    code->nframes = nf;
+    return (int)n;
+}
+
+int exactmaps_scopes(wx_code *code, const void *compile_info, const jvmtiAddrLocationMap *map,
+                     jint map_length)
+{
+    uint32_t cap = compile_info ? count_inline_pcs(compile_info) : 0, cap_frames = 0, n = 0;
+    for (const jvmtiCompiledMethodLoadRecordHeader *h = compile_info; h; h = h->next)
+        if (h->kind == JVMTI_CMLR_INLINE_INFO)
+            for (jint i = 0; i < ((const jvmtiCompiledMethodLoadInlineRecord *)h)->numpcs; i++)
+                cap_frames += (uint32_t)((const jvmtiCompiledMethodLoadInlineRecord *)h)->pcinfo[i].numstackframes;
+    if (cap == 0 && map_length > 0)
+        cap = cap_frames = (uint32_t)map_length;
+    wx_scope *s = malloc(sizeof(*s) * (cap ? cap : 1));
+    wx_frame *f = malloc(sizeof(*f) * (cap_frames ? cap_frames : 1));
+    code->scopes = s;
+    code->frames = f;
+    code->nscopes = code->nframes = 0;
+    if (!s || !f)
+        return -1;
+    if (compile_info)
+        n = (uint32_t)exact_inline_scopes(code, compile_info, s, f, cap_frames);
+    for (jint i = 0; n == 0 && map && i < map_length; i++) {
+        uint64_t pc = (uint64_t)(uintptr_t)map[i].start_address;
+        if (pc >= code->start && pc <= code->end) {
+            f[n] = (wx_frame){ code->method, (uint64_t)(int64_t)map[i].location, WX_FRAME_JMETHOD };
+            s[n] = (wx_scope){ (uint32_t)(pc - code->start), 1, n };
+            n++;
+            code->nframes = n;
+        }
+    }
+    /* PcDescs come sorted; the tool's lookup relies on it, so make sure. */
+    qsort(s, n, sizeof(*s), by_scope_offset);
+    code->nscopes = n;
+    return 0;
 }
 
 /* Live code may be recompiled away at any time: let the kernel copy it.

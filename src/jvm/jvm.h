@@ -19,11 +19,22 @@ typedef struct jvm_thread {
 
 extern const engine_frontend jvm_frontend;
 
+/* agent.c: the capabilities both agent modes need (compiled-method events,
+ * lines, source files, GC events), and setting callbacks with events on. */
+int jvm_request_capabilities(jvmtiEnv *jvmti);
+void jvm_each_loaded_class(jvmtiEnv *jvmti, void (*fn)(jclass));
+int jvm_enable_events(jvmtiEnv *jvmti, const jvmtiEventCallbacks *cb, const jvmtiEvent *events, size_t n);
+
 /* stacks.c: finds AsyncGetCallTrace in the JVM. Returns 0 or -1. */
 int jvm_stacks_init(void);
 
 /* jsymbols.c: the JVMTI environment symbolization uses. */
 void jvm_symbols_init(jvmtiEnv *jvmti);
+
+/* In wasp's checkpoint thread (engine.h, checkpoint_thread_begin): makes
+ * it a JVM thread, which JVMTI's naming calls require, and one the agent
+ * never profiles. 0 or -1. */
+int jvm_attach_checkpoint_thread(void);
 void jvm_symbolize(frame_key f, int leaf, prof_frame *out);
 /* Class.method, source file and line of (method, bci); strings malloc'd. */
 void jvm_name_method(jmethodID m, int32_t bci, char **function, char **file, uint32_t *line);

@@ -135,4 +135,5 @@ const engine_frontend jvm_frontend = {
     .symbolize = jvm_symbolize,
     .code = jcode_describe,
     .instruction = jcode_instruction,
+    .checkpoint_thread_begin = jvm_attach_checkpoint_thread,
 };

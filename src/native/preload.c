@@ -164,4 +164,5 @@ __attribute__((constructor)) static void preload_start(void)
     if (writer_start() == 0)
         stop_signals_start();
     begin_this_thread();
+    engine_checkpoints_start();
 }

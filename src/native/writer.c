@@ -9,19 +9,17 @@
  */
 #include "writer.h"
 
-#include <dlfcn.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "engine.h"
-
-typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 #define REQ_EXIT 1u
 #define REQ_STOP 2u          /* | signal << 8 */
@@ -41,6 +39,7 @@ static void *serve(void *unused)
 {
     uint32_t r;
     (void)unused;
+    prctl(PR_SET_NAME, "wasp-writer", 0, 0, 0);
     while ((r = __atomic_load_n(&request, __ATOMIC_ACQUIRE)) == 0)
         futex(&request, FUTEX_WAIT, 0, NULL);
     engine_shutdown();
@@ -59,25 +58,9 @@ static void *serve(void *unused)
 
 int writer_start(void)
 {
-    /* The real pthread_create: the writer must not be profiled. Every
-     * signal blocked from its first instruction: none is for it. */
-    pthread_create_fn real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
-    pthread_attr_t attr;
-    pthread_t thread;
-    sigset_t all, old;
     request = finished = 0;
     owner = 0;
-    if (!real)
-        return -1;
-    sigfillset(&all);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = real(&thread, &attr, serve, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (rc != 0)
+    if (engine_spawn_thread(serve, 256 * 1024) < 0)
         return -1;
     owner = getpid();
     return 0;

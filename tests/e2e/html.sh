@@ -46,7 +46,7 @@ make -C "$ROOT" all >"$TMP/make.log" 2>&1 ||
     fail "make failed: $(grep -m 1 -E 'error|Error' "$TMP/make.log" || tail -n 1 "$TMP/make.log")"
 gcc -O1 -g -fno-tree-vectorize -fno-inline -o "$TMP/html_case" "$ROOT/tests/e2e/html_case.c" \
     2>"$TMP/cc.log" || fail "gcc failed: $(head -n 1 "$TMP/cc.log")"
-timeout 120 "$WASP" run --mode silent-store --interval 1ms -o "$TMP/prof" -- "$TMP/html_case" \
+timeout 120 "$WASP" run --budget off --mode silent-store --interval 1ms -o "$TMP/prof" -- "$TMP/html_case" \
     >"$TMP/run.log" 2>&1 || fail "wasp run failed: $(tail -n 1 "$TMP/run.log")"
 for ext in html json collapsed; do
     "$WASP" report "$TMP/prof" -o "$TMP/report.$ext" 2>"$TMP/report.log" ||
@@ -108,7 +108,7 @@ rc=$?
 JAVA_HOME=${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v javac)")")")}
 mkdir -p "$TMP/java" && "$JAVA_HOME/bin/javac" -d "$TMP/java" "$ROOT/tests/e2e/java/SilentStore.java" \
     2>"$TMP/javac.log" || fail "javac failed: $(head -n 1 "$TMP/javac.log")"
-timeout 120 "$WASP" run --mode silent-store --interval 1ms -o "$TMP/jprof" -- \
+timeout 120 "$WASP" run --budget off --mode silent-store --interval 1ms -o "$TMP/jprof" -- \
     "$JAVA_HOME/bin/java" -cp "$TMP/java" SilentStore >"$TMP/jrun.log" 2>&1 ||
     fail "wasp run java failed: $(tail -n 1 "$TMP/jrun.log")"
 for ext in html json; do

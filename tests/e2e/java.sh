@@ -21,13 +21,26 @@
 # directory whose bin/wasp and lib/libwasp.so are tested, default build/).
 # The outputs of the last run stay
 # in build/e2e/java/out/.
+#
+# Trap cases: a case that calls `needs_traps NAME` needs watchpoints that
+# fire. Where `wasp doctor --watch` says they never do, such cases are left
+# out of the first pass and run in one boot of a QEMU TCG guest
+# (tests/guest/run --suite java, see docs/testing.md): this script runs
+# there with WASP_JAVA_PHASE=run (WASP_JAVA_CASES: the cases,
+# WASP_JAVA_OUT: the output directory), where wasp_run only runs and
+# records the exit status, and the verdicts are no-ops. Then the same case
+# functions run here again (phase "check"), where wasp_run takes the
+# guest's run and the verdicts judge it. So a trap case needs nothing more
+# than needs_traps, as long as its JVMs start through wasp_run. With no
+# guest to be had, each prints SKIP with the reason.
 set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SRC=$ROOT/tests/e2e/java
 BUILD=$ROOT/build/e2e/java
 CLASSES=$BUILD/classes
-OUT=$BUILD/out
+PHASE=${WASP_JAVA_PHASE:-all}   # all; run (in the guest); check (after it)
+OUT=${WASP_JAVA_OUT:-$BUILD/out}
 WASP=${WASP_JAVA_BUILD:-$ROOT/build}/bin/wasp
 LIB=${WASP_JAVA_BUILD:-$ROOT/build}/lib/libwasp.so
 CHECK=$SRC/check_java.py
@@ -36,6 +49,7 @@ INTERVAL=${WASP_JAVA_INTERVAL:-1ms}
 SECS=${WASP_JAVA_SECS:-2.5}
 ONLY=${WASP_JAVA_ONLY:-.}
 TIMEOUT=120
+[ "$PHASE" = run ] && TIMEOUT=300   # the JVM starts and compiles slowly under TCG
 ulimit -c 0
 
 passed=0
@@ -50,51 +64,77 @@ finish() {
     exit $?
 }
 
-# Whether watchpoints trap here (the watch self-test). Where they never
-# fire, planted cases say SKIP; the robustness cases run with the check off
-# and assert everything but the pairs.
-if [ -x "$WASP" ] && "$WASP" doctor --watch >/dev/null 2>&1; then
+# Whether watchpoints trap here (the watch self-test; in the guest it is not
+# asked: it is there because they fire). Where they never fire, the trap
+# cases go to the guest; the robustness cases run with the check off and
+# assert everything but the pairs.
+if [ "$PHASE" != all ] || { [ -x "$WASP" ] && "$WASP" doctor --watch >/dev/null 2>&1; }; then
     TRAPS=1 NOWATCH= AGENT_NOWATCH=
 else
     TRAPS=0 NOWATCH=--no-watch-check AGENT_NOWATCH=,watch-check=off
     NO_TRAPS_WHY="debug registers do not fire on this machine (wasp doctor --watch)"
 fi
+# needs_traps NAME: true if NAME can run its trap case now; else NAME is
+# kept for the guest.
+GUEST_CASES=()
 needs_traps() {
-    [ "$TRAPS" = 1 ] && return 0
-    echo "SKIP $1: $NO_TRAPS_WHY"
-    skipped=$((skipped + 1))
+    [ "$TRAPS" = 1 ] || [ "$PHASE" = check ] && return 0
+    GUEST_CASES+=("$1")
     return 1
+}
+
+# guest_unfit NAME REASON: true (after SKIP NAME) where NAME would go to the
+# guest but cannot be measured there for a reason of TCG's own (REASON,
+# measured; docs/testing.md lists these).
+guest_unfit() {
+    [ "$TRAPS" = 0 ] && [ "$PHASE" = all ] || return 1
+    echo "SKIP $1: $NO_TRAPS_WHY, and the QEMU TCG guest cannot measure it: $2"
+    skipped=$((skipped + 1))
 }
 
 # --- building ----------------------------------------------------------------
 
-rm -rf "$OUT" "$CLASSES"
-mkdir -p "$OUT" "$CLASSES"
-JAVAC=
-for j in $JDKS; do
-    if [ -x "$j/bin/javac" ]; then JAVAC=$j/bin/javac; break; fi
-done
-if [ ! -x "$WASP" ] || [ ! -f "$LIB" ]; then
-    fail build "no $WASP or $LIB: run make first"
-    finish
-fi
-if [ -z "$JAVAC" ]; then
-    fail build "no javac in any of: $JDKS"
-    finish
-fi
-# Test a snapshot of the build (same bin/ + lib/ layout, so `wasp run` finds
-# its library): a concurrent `make` relinking build/ cannot break a run.
-rm -rf "$BUILD/bin" "$BUILD/lib"
-mkdir -p "$BUILD/bin" "$BUILD/lib"
-if ! cp "$WASP" "$BUILD/bin/wasp" || ! cp "$LIB" "$BUILD/lib/libwasp.so"; then
-    fail build "cannot copy $WASP and $LIB into $BUILD"
-    finish
-fi
-WASP=$BUILD/bin/wasp
-LIB=$BUILD/lib/libwasp.so
-if ! "$JAVAC" --release 17 -d "$CLASSES" "$SRC"/*.java 2>"$OUT/javac.err"; then
-    fail build "javac failed: $(head -n 1 "$OUT/javac.err")"
-    finish
+# build: compiles the classes and snapshots wasp (sets WASP and LIB to the
+# snapshot); returns 1 after fail.
+build() {
+    rm -rf "$OUT" "$CLASSES"
+    mkdir -p "$OUT" "$CLASSES"
+    local j javac=
+    for j in $JDKS; do
+        if [ -x "$j/bin/javac" ]; then javac=$j/bin/javac; break; fi
+    done
+    if [ ! -x "$WASP" ] || [ ! -f "$LIB" ]; then
+        fail build "no $WASP or $LIB: run make first"
+        return 1
+    fi
+    if [ -z "$javac" ]; then
+        fail build "no javac in any of: $JDKS"
+        return 1
+    fi
+    # Test a snapshot of the build (same bin/ + lib/ layout, so `wasp run` finds
+    # its library): a concurrent `make` relinking build/ cannot break a run.
+    rm -rf "$BUILD/bin" "$BUILD/lib"
+    mkdir -p "$BUILD/bin" "$BUILD/lib"
+    # (lib/valgrind/ too: the bias cases run the exact mode.)
+    if ! cp "$WASP" "$BUILD/bin/wasp" || ! cp "$LIB" "$BUILD/lib/libwasp.so" ||
+       ! cp -a "$(dirname "$LIB")/valgrind" "$BUILD/lib/"; then
+        fail build "cannot copy $WASP and $LIB into $BUILD"
+        return 1
+    fi
+    WASP=$BUILD/bin/wasp
+    LIB=$BUILD/lib/libwasp.so
+    if ! "$javac" --release 17 -d "$CLASSES" "$SRC"/*.java 2>"$OUT/javac.err"; then
+        fail build "javac failed: $(head -n 1 "$OUT/javac.err")"
+        return 1
+    fi
+}
+
+# In the guest, all was built on the host: the classes, and the snapshot of
+# wasp, which tests/guest/run put at build/bin and build/lib.
+if [ "$PHASE" = run ]; then
+    WASP=$ROOT/build/bin/wasp LIB=$ROOT/build/lib/libwasp.so
+else
+    build || finish
 fi
 
 # line FILE MARKER: the line of the one "// PLANT: MARKER" comment in FILE.
@@ -115,19 +155,36 @@ line() {
 # $OUT/NAME, report into $OUT/NAME.json. Sets RC to the exit status of wasp
 # run. Returns 1 (after fail) if the report cannot be made or the JVM
 # crashed.
+# In the guest (phase run) it only runs, and leaves RC in $OUT/NAME.rc; after
+# the guest (phase check) it takes RC from there instead of running.
 wasp_run() {
-    local name=$1 mode=$2
+    local name=$1 mode=$2 t0=$SECONDS
     shift 2
+    if [ "$PHASE" = check ]; then
+        RC=$(cat "$OUT/$name.rc" 2>/dev/null)
+        if [ -z "$RC" ]; then
+            fail "$name" "it never ran in the guest${GUEST_NOTE:+ ($GUEST_NOTE)}"
+            return 1
+        fi
+        report "$name"
+        return
+    fi
     mkdir -p "$OUT/$name.d"
-    (cd "$OUT/$name.d" && timeout $TIMEOUT "$WASP" run $NOWATCH --mode "$mode" --interval "$INTERVAL" \
+    (cd "$OUT/$name.d" && timeout $TIMEOUT "$WASP" run $NOWATCH --budget off --mode "$mode" --interval "$INTERVAL" \
         -o "$OUT/$name" -- "$JDK/bin/java" -cp "$CLASSES" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err")
     RC=$?
+    if [ "$PHASE" = run ]; then
+        echo "$RC" >"$OUT/$name.rc"
+        echo "# ran $name in $((SECONDS - t0)) s"
+        return 0
+    fi
     report "$name"
 }
 
 # report NAME: wasp report --format json of $OUT/NAME, and crash checks.
 report() {
     local name=$1
+    [ "$PHASE" = run ] && return 0
     if ls "$OUT/$1.d"/hs_err_pid* >/dev/null 2>&1; then
         fail "$name" "the JVM crashed: $(ls "$OUT/$name.d"/hs_err_pid* | head -n 1)"
         return 1
@@ -142,6 +199,7 @@ report() {
 verdict() {
     local name=$1 msg
     shift
+    [ "$PHASE" = run ] && return 0
     if msg=$(python3 "$CHECK" report "$OUT/$name.json" --rundir "$OUT/$name" "$@"); then
         ok "$name" "$msg"
     else
@@ -152,6 +210,7 @@ verdict() {
 
 # want_rc NAME WANT: fails NAME unless RC is WANT.
 want_rc() {
+    [ "$PHASE" = run ] && return 0
     if [ "$RC" != "$2" ]; then
         fail "$1" "exit status $RC, expected $2 ($(grep -v '^\[wasp\] INFO\|^Picked up' "$OUT/$1.err" | tail -n 1))"
         return 1
@@ -160,10 +219,18 @@ want_rc() {
 
 # jdkline CLASS METHOD OPCODE: source line(s) of OPCODE in a JDK method (javap).
 jdkline() {
+    [ "$PHASE" = run ] && { echo 0; return; }   # the guest has no javap, and no verdicts
     python3 "$CHECK" jdkline "$JDK/bin/javap" "$@"
 }
 
-selected() { [[ $1 =~ $ONLY ]]; }
+# In the guest and after it, only the cases given to the guest.
+selected() {
+    if [ "$PHASE" = all ]; then
+        [[ $1 =~ $ONLY ]]
+    else
+        [[ " $WASP_JAVA_CASES " = *" $1 "* ]]
+    fi
+}
 
 # --- planted programs ----------------------------------------------------------
 
@@ -206,6 +273,12 @@ case_silent_store() {
 case_dead_fill() {
     local n=dead_fill@$V call read rc store
     selected "$n" || return
+    # TCG delivers the timer only at translation-block starts; JDK 25's C2
+    # fill loop is one block entered at a branch target, whose samples the
+    # decoder must drop (docs/how-it-works.md, "branch_target").
+    if [[ $V =~ ^[0-9]+$ ]] && [ "$V" -ge 25 ] && guest_unfit "$n" "under TCG the timer lands only at translation-block starts, and JDK $V's C2 fill loop starts at a branch target: 82% of its samples dropped (branch_target), 86 of 3,492 armed"; then
+        return
+    fi
     needs_traps "$n" || return
     call=$(line DeadFill.java fill-call) && read=$(line DeadFill.java fill-read) &&
         rc=$(line DeadFill.java round-call) || { fail "$n" "no marker"; return; }
@@ -234,8 +307,11 @@ case_list_refill() {
     local c="java.util.ArrayList.clear:ArrayList.java:$clear;ListRefill.round:ListRefill.java:$cc"
     local a="java.util.ArrayList.add:ArrayList.java:$addh;java.util.ArrayList.add:ArrayList.java:$addcall;ListRefill.round:ListRefill.java:$ac"
     local g="java.util.ArrayList.elementData:ArrayList.java:$elem;java.util.ArrayList.get:ArrayList.java:$get;ListRefill.round:ListRefill.java:$rd"
+    # The program fraction has no analytic value (docs/testing.md): only a
+    # sanity range. JDK 25 reads 73-77% on the host and 92-95% in the TCG
+    # guest, whose timer lands at block starts only; the sites are the checks.
     verdict "$n" --pair "$c" "$a" --exists "$a" "$c" --exists "$a" "$g" \
-        --site "$c" 0.95 1 --site "$a" 0.40 0.60 --fraction 0.10 0.95
+        --site "$c" 0.95 1 --site "$a" 0.40 0.60 --fraction 0.10 0.99
 }
 
 case_threads() {
@@ -245,9 +321,12 @@ case_threads() {
     l=$(line Threads.java threads) && c=$(line Threads.java threads-call) || { fail "$n" "no marker"; return; }
     wasp_run "$n" silent-store Threads "$SECS" || return
     want_rc "$n" 0 || return
-    local f="Threads.update:Threads.java:$l;Threads\$Worker.run:Threads.java:$c"
-    verdict "$n" --pair "$f" "$f" --merged --min-threads 4 --site "$f" 0.65 0.85 --fraction 0.65 0.85 \
-        --cpu-file "$OUT/$n.out"
+    local f="Threads.update:Threads.java:$l;Threads\$Worker.run:Threads.java:$c" cpu=(--cpu-file "$OUT/$n.out")
+    # In the guest a thread's CPU time and its samples do not match: on a
+    # busy host the emulated timer fires late, and the sampler's hrtimer
+    # skips the periods it missed (measured: 728 samples at 4 ms for 10 s).
+    [ "$PHASE" = check ] && cpu=()
+    verdict "$n" --pair "$f" "$f" --merged --min-threads 4 --site "$f" 0.65 0.85 --fraction 0.65 0.85 "${cpu[@]}"
 }
 
 # --- robustness ------------------------------------------------------------------
@@ -291,7 +370,7 @@ case_xcheck_jni() {
     l=$(line Threads.java threads) || { fail "$n" "no marker"; return; }
     mkdir -p "$OUT/$n.d"
     (cd "$OUT/$n.d" && timeout $TIMEOUT "$JDK/bin/java" -Xcheck:jni \
-        "-agentpath:$LIB=mode=silent-store,interval=$INTERVAL,dir=$OUT/$n$AGENT_NOWATCH" \
+        "-agentpath:$LIB=mode=silent-store,interval=$INTERVAL,budget=off,dir=$OUT/$n$AGENT_NOWATCH" \
         -cp "$CLASSES" Threads 1.5 >"$OUT/$n.out" 2>"$OUT/$n.err")
     RC=$?
     report "$n" || return
@@ -386,7 +465,7 @@ case_sigterm() {
     selected "$n" || return
     l=$(line Exits.java exits) || { fail "$n" "no marker"; return; }
     mkdir -p "$OUT/$n.d"
-    (cd "$OUT/$n.d" && exec timeout $TIMEOUT "$WASP" run $NOWATCH --mode silent-store --interval "$INTERVAL" \
+    (cd "$OUT/$n.d" && exec timeout $TIMEOUT "$WASP" run $NOWATCH --budget off --mode silent-store --interval "$INTERVAL" \
         -o "$OUT/$n" -- "$JDK/bin/java" -cp "$CLASSES" Exits spin >"$OUT/$n.out" 2>"$OUT/$n.err") &
     local runner=$!
     for i in $(seq 100); do
@@ -419,7 +498,7 @@ case_odd_paths() {
     rm -rf "$dir" "$inst"
     mkdir -p "$inst/bin" "$inst/lib" "$OUT/$n.d"
     cp "$WASP" "$inst/bin/" && cp "$(dirname "$WASP")/../lib/libwasp.so" "$inst/lib/"
-    (cd "$OUT/$n.d" && timeout $TIMEOUT "$inst/bin/wasp" run $NOWATCH --interval "$INTERVAL" -o "$dir" -- \
+    (cd "$OUT/$n.d" && timeout $TIMEOUT "$inst/bin/wasp" run $NOWATCH --budget off --interval "$INTERVAL" -o "$dir" -- \
         "$JDK/bin/java" -cp "$CLASSES" Threads 1 >"$OUT/$n.out" 2>"$OUT/$n.err")
     RC=$?
     want_rc "$n" 0 || return
@@ -439,31 +518,56 @@ case_odd_paths() {
 
 # --- all cases, on every JDK -----------------------------------------------------
 
-for JDK in $JDKS; do
-    if [ ! -x "$JDK/bin/java" ]; then
-        fail "jdk-$(basename "$JDK")" "no $JDK/bin/java"
-        continue
+all_cases() {
+    for JDK in $JDKS; do
+        if [ ! -x "$JDK/bin/java" ]; then
+            [ "$PHASE" = all ] && fail "jdk-$(basename "$JDK")" "no $JDK/bin/java"
+            continue
+        fi
+        V=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JDK/release" 2>/dev/null)
+        V=${V:-$(basename "$JDK")}
+        case_silent_load_const
+        case_silent_load_half
+        case_silent_store
+        case_dead_fill
+        case_list_refill
+        case_threads
+        case_many_threads
+        case_gc gc_serial -XX:+UseSerialGC
+        case_gc gc_g1 -XX:+UseG1GC
+        case_xcheck_jni
+        case_bad_option bad_mode mode=bogus
+        case_bad_option bad_interval interval=x
+        case_bad_option bad_key unknown=1
+        case_bad_option bad_budget budget=150%
+        case_bad_option bad_dir "mode=silent-load,dir=/proc/no/such/dir"
+        case_agent_watch_check
+        case_exit system_exit exit 3
+        case_exit uncaught throw 1
+        case_sigterm
+        case_odd_paths
+    done
+}
+
+all_cases
+[ "$PHASE" = run ] && exit 0
+
+# The trap cases left for the guest: one boot runs them all.
+if [ ${#GUEST_CASES[@]} -gt 0 ]; then
+    echo "# watchpoints do not fire here: the trap cases run in a QEMU TCG guest (tests/guest/run --suite java)"
+    t0=$SECONDS
+    why=$(WASP_JAVA_JDKS="$JDKS" WASP_GUEST_BUILD="$BUILD" \
+        "$ROOT/tests/guest/run" --suite java "$OUT" "${GUEST_CASES[@]}")
+    rc=$?
+    echo "# guest: $((SECONDS - t0)) s${why:+: $why}"
+    if [ $rc = 2 ]; then
+        for c in "${GUEST_CASES[@]}"; do
+            echo "SKIP $c: $NO_TRAPS_WHY, and $why"
+            skipped=$((skipped + 1))
+        done
+    else
+        GUEST_NOTE=$why PHASE=check WASP_JAVA_CASES="${GUEST_CASES[*]}"
+        all_cases
     fi
-    V=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JDK/release" 2>/dev/null)
-    V=${V:-$(basename "$JDK")}
-    case_silent_load_const
-    case_silent_load_half
-    case_silent_store
-    case_dead_fill
-    case_list_refill
-    case_threads
-    case_many_threads
-    case_gc gc_serial -XX:+UseSerialGC
-    case_gc gc_g1 -XX:+UseG1GC
-    case_xcheck_jni
-    case_bad_option bad_mode mode=bogus
-    case_bad_option bad_interval interval=x
-    case_bad_option bad_key unknown=1
-    case_bad_option bad_dir "mode=silent-load,dir=/proc/no/such/dir"
-    case_agent_watch_check
-    case_exit system_exit exit 3
-    case_exit uncaught throw 1
-    case_sigterm
-    case_odd_paths
-done
+fi
 finish

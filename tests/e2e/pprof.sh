@@ -133,7 +133,7 @@ PY
 # never do): the pprof holds one sample per pair of the JSON report.
 NOWATCH=--no-watch-check
 "$WASP" doctor --watch >/dev/null 2>&1 && NOWATCH=
-timeout 120 "$WASP" run $NOWATCH --interval 1ms -o "$TMP/real" -- \
+timeout 120 "$WASP" run $NOWATCH --budget off --interval 1ms -o "$TMP/real" -- \
     sh -c 'i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done' >"$TMP/real.log" 2>&1
 "$WASP" report "$TMP/real" -o "$TMP/real.pb.gz" 2>>"$TMP/real.log" &&
     "$WASP" report "$TMP/real" -o "$TMP/real.json" 2>>"$TMP/real.log" &&

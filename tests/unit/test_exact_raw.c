@@ -62,6 +62,14 @@ TEST(raw_refuses_damaged_files)
     CHECK(exact_raw_parse(dangling, &r, err, sizeof(err)) < 0);
     char *foreign = strdup("wasp-profile\t1\nend\n");
     CHECK(exact_raw_parse(foreign, &r, err, sizeof(err)) < 0);
+    /* A fold naming no thread, or more wasteful bytes than bytes. */
+    char *fold = malloc(sizeof(RAW) + 32);
+    snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t7\t1\t8\t0\nend\n", (int)(sizeof(RAW) - 5), RAW);
+    CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "bad fold record") != NULL);
+    snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
+    CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
+    free(fold);
     free(cut);
     free(dangling);
     free(foreign);
@@ -123,6 +131,7 @@ TEST(convert_folds_tiny_pairs_keeping_their_bytes)
         "pair\t1\t1\t1\t1000\t10000000\t5000000\t0\t0\n"
         "pair\t1\t2\t2\t3\t50\t50\t0\t0\n"
         "pair\t1\t3\t3\t2\t40\t0\t0\t0\n"
+        "fold\t1\t4\t30\t10\n"   /* pairs the tool folded itself */
         "end\n";
     char dir[] = "/tmp/wasp-test-fold.XXXXXX", err[512], path[256], cmd[300];
     CHECK(mkdtemp(dir) != NULL);
@@ -138,13 +147,13 @@ TEST(convert_folds_tiny_pairs_keeping_their_bytes)
         bytes += p.pairs[i].bytes;
         wasteful += p.pairs[i].wasteful_bytes;
     }
-    CHECK_EQ_U(bytes, 10000090);
-    CHECK_EQ_U(wasteful, 5000050);
+    CHECK_EQ_U(bytes, 10000120);
+    CHECK_EQ_U(wasteful, 5000060);
     const prof_pair *f = pair_with_leaf(&p, "[pairs below 0.001% of bytes, folded]");
     CHECK(f != NULL);
     if (f) {
-        CHECK_EQ_U(f->count, 5);
-        CHECK_EQ_U(f->bytes, 90);
+        CHECK_EQ_U(f->count, 9);
+        CHECK_EQ_U(f->bytes, 120);
     }
     CHECK(pair_with_leaf(&p, "tiny") == NULL);
     profile_free(&p);

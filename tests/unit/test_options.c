@@ -32,6 +32,28 @@ TEST(durations_take_units)
     CHECK(options_parse_duration("3h", &ns) < 0);
 }
 
+/* An attached run's length: a unit is required (30 would be 30 ns, surely
+ * not meant), minutes to days accepted, 1 ms to 7 days. */
+TEST(run_lengths_need_a_unit_and_stay_in_range)
+{
+    uint64_t ns = 0;
+    wasp_options o;
+    char err[256] = "";
+    CHECK(options_parse_run_length("30s", &ns) == 0 && ns == 30000000000ULL);
+    CHECK(options_parse_run_length("2m", &ns) == 0 && ns == 120000000000ULL);
+    CHECK(options_parse_run_length("1.5h", &ns) == 0 && ns == 5400000000000ULL);
+    CHECK(options_parse_run_length("7d", &ns) == 0 && ns == OPTIONS_MAX_DURATION_NS);
+    CHECK(options_parse_run_length("1ms", &ns) == 0 && ns == 1000000);
+    CHECK(options_parse_run_length("30", &ns) < 0);
+    CHECK(options_parse_run_length("0s", &ns) < 0);
+    CHECK(options_parse_run_length("999us", &ns) < 0);
+    CHECK(options_parse_run_length("8d", &ns) < 0);
+    CHECK(options_parse_run_length("99999999999999999999d", &ns) < 0);
+    options_defaults(&o);
+    CHECK(o.duration_ns == 0 && o.attached == 0);
+    CHECK(options_parse("duration=5s", &o, err, sizeof(err)) == 0 && o.duration_ns == 5000000000ULL);
+}
+
 static void check_rejected(const char *text, const char *needle)
 {
     wasp_options o;
@@ -55,6 +77,28 @@ TEST(bad_input_is_named_in_the_message)
     check_rejected("fp-tolerance=2", "bad fp-tolerance '2'");
     check_rejected("colour=red", "unknown option 'colour'");
     check_rejected("mode", "has no value");
+}
+
+TEST(flush_period_or_off)
+{
+    wasp_options o;
+    char err[256];
+    options_defaults(&o);
+    CHECK_EQ_U(o.flush_ns, 10000000000ULL);   /* 10 s by default */
+    CHECK(options_parse("flush=5s", &o, err, sizeof(err)) == 0 && o.flush_ns == 5000000000ULL);
+    CHECK(options_parse("flush=1500ms", &o, err, sizeof(err)) == 0 && o.flush_ns == 1500000000ULL);
+    CHECK(options_parse("flush=3600s", &o, err, sizeof(err)) == 0 && o.flush_ns == 3600000000000ULL);
+    CHECK(options_parse("flush=off", &o, err, sizeof(err)) == 0 && o.flush_ns == 0);
+    /* Below a second each thread would be written too often; a bare
+     * number would be nanoseconds, never what anyone means. */
+    check_rejected("flush=0", "bad flush '0'");
+    check_rejected("flush=999ms", "from 1s to 3600s");
+    check_rejected("flush=5", "bad flush '5'");
+    check_rejected("flush=3601s", "bad flush '3601s'");
+    check_rejected("flush=2h", "bad flush '2h'");
+    check_rejected("flush=-1s", "bad flush '-1s'");
+    check_rejected("flush=", "bad flush ''");
+    check_rejected("flush=on", "or off");
 }
 
 TEST(sampler_and_period)
@@ -136,15 +180,57 @@ TEST(escaped_values_keep_commas_equals_and_backslashes)
     CHECK_EQ_U(o.interval_ns, 2000000);
     CHECK(options_escape("abc", esc, 3) < 0);  /* no room for the NUL */
     check_rejected("dir=a\\", "lone backslash");
+    check_rejected("duration=30", "bad duration '30'");
+}
+
+TEST(budget_takes_percentages_and_off)
+{
+    wasp_options o;
+    char err[256];
+    uint32_t ppm;
+    options_defaults(&o);
+    CHECK_EQ_U(o.budget_ppm, 20000);   /* 2% unless told */
+    CHECK(options_parse("budget=1%", &o, err, sizeof(err)) == 0);
+    CHECK_EQ_U(o.budget_ppm, 10000);
+    CHECK(options_parse("budget=0.5%", &o, err, sizeof(err)) == 0);
+    CHECK_EQ_U(o.budget_ppm, 5000);
+    CHECK(options_parse("budget=3", &o, err, sizeof(err)) == 0);   /* a bare number is percent */
+    CHECK_EQ_U(o.budget_ppm, 30000);
+    CHECK(options_parse("budget=100%", &o, err, sizeof(err)) == 0);
+    CHECK_EQ_U(o.budget_ppm, 1000000);
+    CHECK(options_parse("budget=off", &o, err, sizeof(err)) == 0);
+    CHECK_EQ_U(o.budget_ppm, 0);
+    CHECK(options_parse_budget("0.0001%", &ppm) == 0 && ppm == 1);
+    CHECK(options_parse_budget("0.00001%", &ppm) < 0);
+    CHECK(options_parse("signal-cost=25us", &o, err, sizeof(err)) == 0);
+    CHECK_EQ_U(o.signal_cost_ns, 25000);
+}
+
+TEST(bad_budgets_are_named_in_the_message)
+{
+    check_rejected("budget=0", "bad budget '0'");
+    check_rejected("budget=0%", "bad budget '0%'");
+    check_rejected("budget=150%", "bad budget '150%'");
+    check_rejected("budget=abc", "bad budget 'abc'");
+    check_rejected("budget=-1%", "bad budget '-1%'");
+    check_rejected("budget=2%%", "bad budget '2%%'");
+    check_rejected("budget=nan", "bad budget 'nan'");
+    check_rejected("budget= 2%", "bad budget ' 2%'");
+    check_rejected("budget=", "or off");
+    check_rejected("signal-cost=soon", "bad signal-cost 'soon'");
 }
 
 int main(void)
 {
+    RUN(budget_takes_percentages_and_off);
+    RUN(bad_budgets_are_named_in_the_message);
     RUN(nan_inf_and_overflow_are_refused);
     RUN(escaped_values_keep_commas_equals_and_backslashes);
     RUN(defaults_then_overrides);
     RUN(durations_take_units);
+    RUN(run_lengths_need_a_unit_and_stay_in_range);
     RUN(bad_input_is_named_in_the_message);
+    RUN(flush_period_or_off);
     RUN(sampler_and_period);
     RUN(stack_choice);
     return HARNESS_EXIT();

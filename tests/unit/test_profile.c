@@ -6,11 +6,13 @@
 #include "merge.h"
 #include "out_html.h"
 #include "profile.h"
+#include "profile_build.h"
 
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -538,6 +540,29 @@ TEST(fuzz_resealed_mutations)
     free(orig);
 }
 
+/* A checkpoint and the final profile of a thread name the same life
+ * (<tid>-<n>); an exec'd image numbers after every file already there,
+ * checkpoints included. */
+TEST(checkpoint_and_final_names)
+{
+    char name[128];
+    CHECK(profile_build_name(name, sizeof name, "d/7", 42, 3, 0) == 0);
+    CHECK_STR(name, "d/7/42-3.wasp");
+    CHECK(profile_build_name(name, sizeof name, "d/7", 42, 3, 1) == 0);
+    CHECK_STR(name, "d/7/42-3" PROFILE_CHECKPOINT_SUFFIX);
+    CHECK(profile_build_name(name, 10, "d/7", 42, 3, 1) < 0);   /* too long: refused, not cut */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", tmp_path("numbers"));
+    mkdir(dir, 0700);
+    put_file(tmp_path("numbers/10-2.wasp"), "x", 1);
+    put_file(tmp_path("numbers/11-6.checkpoint"), "x", 1);
+    put_file(tmp_path("numbers/.12-9.checkpoint.0123.tmp"), "x", 1);
+    put_file(tmp_path("numbers/manifest"), "x", 1);
+    profile_build_number_from(dir);
+    CHECK_EQ_U(profile_build_next_seq(), 7);
+    CHECK_EQ_U(profile_build_next_seq(), 8);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wasp-test-profile-XXXXXX");
@@ -553,6 +578,7 @@ int main(void)
     RUN(rejects_bad_codes);
     RUN(rejects_missing_file_and_directory);
     RUN(fuzz_resealed_mutations);
+    RUN(checkpoint_and_final_names);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (getenv("WASP_KEEP_TMP")) fprintf(stderr, "kept %s\n", tmpdir);

@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "profile.h"
 #include "report.h"
+#include "report_walk.h"
 
 #include <fcntl.h>
 #include <math.h>
@@ -79,6 +80,24 @@ static const sym_ctx H = { "sum", 70, "movsd %xmm0,(%r8)" };
 
 typedef struct sym_pair { const sym_ctx *watch, *trap; uint64_t count, bytes, wasteful, approx; } sym_pair;
 
+/* Fills p's header (software sampler, 1 ms) and writes it; exits on failure. */
+static void write_with_header(profile *p, const char *path, const char *mode, int64_t pid,
+                              int64_t tid)
+{
+    snprintf(p->mode, sizeof p->mode, "%s", mode);
+    strcpy(p->sampler, "software");
+    p->pid = pid;
+    p->tid = tid;
+    p->thread_name = "";
+    p->command = "./x";
+    p->interval = 1000000;
+    char err[512];
+    if (profile_write(p, path, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        exit(1);
+    }
+}
+
 /* Writes a profile whose contexts are laid out in the order given, frames
  * placed at pc_base-dependent addresses, so equal symbols differ in pcs and
  * in table indices between threads. */
@@ -116,23 +135,12 @@ static void write_profile(const char *path, const char *mode, int64_t pid, int64
                           { "sample_ns", 1000000 }, { "trap_ns", 500000 },
                           { "drop.not_memory", 1 }, { "drop.decode_failed", 0 } };
     profile p = { 0 };
-    snprintf(p.mode, sizeof p.mode, "%s", mode);
-    strcpy(p.sampler, "software");
-    p.pid = pid;
-    p.tid = tid;
-    p.thread_name = "";
-    p.command = "./x";
-    p.interval = 1000000;
     p.fp_tolerance = 0.001;
     p.stats = stats; p.nstats = sizeof stats / sizeof stats[0];
     p.frames = frames; p.nframes = nf;
     p.contexts = ctxs; p.ncontexts = nc;
     p.pairs = out; p.npairs = npairs;
-    char err[512];
-    if (profile_write(&p, path, err, sizeof err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        exit(1);
-    }
+    write_with_header(&p, path, mode, pid, tid);
 }
 
 static const char *run_dir;
@@ -347,6 +355,103 @@ TEST(rejects_damaged_and_mixed)
     CHECK_EQ_U(run_report(tmp_path("dmg/1/1.wasp"), "-o", out, NULL), 0);
 }
 
+/* ---- checkpoints ---- */
+
+/* A thread's profile with no pairs: samples, and when a checkpoint (at_ms
+ * not 0) the stat that says so. */
+static void write_thread(const char *path, int64_t pid, int64_t tid, uint64_t samples, uint64_t at_ms)
+{
+    prof_stat stats[] = { { "samples", samples }, { "checkpoints", 2 },
+                          { PROFILE_CHECKPOINT_STAT, at_ms } };
+    profile p = { 0 };
+    p.stats = stats;
+    p.nstats = at_ms ? 3 : 2;
+    write_with_header(&p, path, "silent-store", pid, tid);
+}
+
+static void put_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+TEST(final_profile_supersedes_its_checkpoint)
+{
+    char *v[] = { strdup("d/1/10-0.checkpoint"), strdup("d/1/10-0.wasp"),
+                  strdup("d/1/11-1.checkpoint"), strdup("d/1/12-2.wasp"),
+                  strdup("d/2/10-0.checkpoint"), strdup("d/2/10-1.wasp") };
+    report_paths ps = { .v = malloc(sizeof v), .n = 6, .cap = 6 };
+    memcpy(ps.v, v, sizeof v);
+    /* Only 10-0's checkpoint has its final profile beside it: 11-1 was
+     * still running, and d/2's 10-0 is another process's (or another
+     * life's: 10-1) thread. */
+    CHECK_EQ_U(report_walk_supersede(&ps), 1);
+    CHECK_EQ_U(ps.n, 5);
+    CHECK_STR(ps.v[0], "d/1/10-0.wasp");
+    CHECK_STR(ps.v[1], "d/1/11-1.checkpoint");
+    CHECK_STR(ps.v[3], "d/2/10-0.checkpoint");
+    CHECK(report_walk_is_checkpoint("d/1/11-1.checkpoint") && !report_walk_is_checkpoint("d/1/10-0.wasp"));
+    report_walk_free(&ps);
+}
+
+/* pid 100, killed: thread 100 ended (final profile, and the checkpoint its
+ * process died before removing), thread 101 was still running (a
+ * checkpoint only; a temp file of the write the kill interrupted). */
+static void build_killed_run(void)
+{
+    mkdir(tmp_path("ckpt"), 0755);
+    mkdir(tmp_path("ckpt/100"), 0755);
+    write_thread(tmp_path("ckpt/100/100-0.wasp"), 100, 100, 10, 0);
+    write_thread(tmp_path("ckpt/100/100-0.checkpoint"), 100, 100, 7, 1795459000000ULL);
+    write_thread(tmp_path("ckpt/100/101-1.checkpoint"), 100, 101, 5, 1795459702000ULL);
+    put_file(tmp_path("ckpt/100/.101-1.checkpoint.0123456789abcdef.tmp"), "wasp-profile\t2\nmode");
+    put_file(tmp_path("ckpt/100/manifest"),
+             "wasp-manifest\t1\npid\t100\nstart\t100\nstart\t101\nwrote\t100\n");
+}
+
+TEST(killed_run_counts_each_thread_once)
+{
+    build_killed_run();
+    const char *out = tmp_path("ckpt.json");
+    CHECK_EQ_U(run_report(tmp_path("ckpt"), "--format", "json", "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"threads\": 2, \"duplicates\": 0, \"checkpoint_threads\": 1, "
+                             "\"checkpoint_oldest_ms\": 1795459702000, \"incomplete\": null"));
+    CHECK(doc && strstr(doc, "\"samples\": 15,"));   /* 10 + 5: the stale checkpoint's 7 left out */
+    CHECK(doc && !strstr(doc, PROFILE_CHECKPOINT_STAT));   /* a time, not a sum */
+    CHECK(strstr(errtext, "[wasp] WARN 1 of 2 threads from checkpoints: the program did not end "
+                          "normally") != NULL);
+    CHECK(strstr(errtext, "[wasp] INFO 1 checkpoint left out: its thread's final profile is there")
+          != NULL);
+    CHECK_EQ_U(run_report(tmp_path("ckpt"), "-o", tmp_path("ckpt.txt"), NULL), 0);
+    doc = get_file(tmp_path("ckpt.txt"));
+    CHECK(doc && strstr(doc, "  partial:        1 of 2 threads from checkpoints (the program did not end\n"));
+    CHECK(doc && strstr(doc, "checkpoint, the oldest taken at 2026-11-23 18:48:22 UTC\n"));
+}
+
+TEST(damaged_checkpoint_is_left_out_with_a_warning)
+{
+    put_file(tmp_path("ckpt/100/102-2.checkpoint"), "wasp-profile\t2\nmode\tsilent-store\n");
+    put_file(tmp_path("ckpt/100/manifest"), "wasp-manifest\t1\npid\t100\nstart\t100\n"
+             "start\t101\nstart\t102\nwrote\t100\n");
+    const char *out = tmp_path("ckpt2.json");
+    CHECK_EQ_U(run_report(tmp_path("ckpt"), "--format", "json", "-o", out, NULL), 0);
+    char want[600];
+    snprintf(want, sizeof want, "[wasp] WARN %s: truncated (no end record) \xe2\x80\x94 a damaged "
+             "checkpoint, left out\n", tmp_path("ckpt/100/102-2.checkpoint"));
+    CHECK(strstr(errtext, want) != NULL);
+    const char *doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"threads\": 2,"));
+    CHECK(doc && strstr(doc, "\"incomplete\": \"1 of 3 threads' profiles missing"));
+    /* A damaged final profile is still an error. */
+    put_file(tmp_path("ckpt/100/103-3.wasp"), "wasp-profile\t2\n");
+    CHECK_EQ_U(run_report(tmp_path("ckpt"), "-o", out, NULL), 2);
+    CHECK(strstr(errtext, "[wasp] ERROR ") != NULL);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/wasp-test-report-XXXXXX");
@@ -360,6 +465,9 @@ int main(void)
     RUN(json_escapes_strings);
     RUN(error_exits);
     RUN(rejects_damaged_and_mixed);
+    RUN(final_profile_supersedes_its_checkpoint);
+    RUN(killed_run_counts_each_thread_once);
+    RUN(damaged_checkpoint_is_left_out_with_a_warning);
     free((char *)run_dir);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -101,8 +101,34 @@ TEST(fit_picks_largest_aligned_block_inside_access)
     CHECK(watch_fit(0x1000, 0, &a, &len) < 0);
 }
 
+TEST(a_limit_keeps_free_slots_free)
+{
+    watch_set w;
+    watch_init(&w, 4, 7);
+    /* Two of four allowed: the first two samples take free slots, later
+     * ones may only replace them. */
+    int a = watch_pick_within(&w, 2);
+    w.slot[a].armed = 1;
+    int b = watch_pick_within(&w, 2);
+    w.slot[b].armed = 1;
+    CHECK(a != b);
+    for (int i = 0; i < 1000; i++) {
+        int c = watch_pick_within(&w, 2);
+        CHECK(c == -1 || c == a || c == b);
+    }
+    /* Raised again (the thread is back under its budget): a free slot. */
+    int c = watch_pick_within(&w, 3);
+    CHECK(c != a && c != b && c >= 0);
+    CHECK(!w.slot[c].armed);
+    /* 0 means no limit. */
+    w.slot[c].armed = 1;
+    int d = watch_pick_within(&w, 0);
+    CHECK(d >= 0 && !w.slot[d].armed);
+}
+
 int main(void)
 {
+    RUN(a_limit_keeps_free_slots_free);
     RUN(reservoir_one_slot_is_uniform);
     RUN(reservoir_four_slots_has_no_temporal_bias);
     RUN(free_slot_is_taken_first_and_release_restarts_the_reservoir);

@@ -84,6 +84,16 @@ def check_report(b, report, html_path):
     for side in ("watch", "trap"):
         expect(leaf(top[side])[0] in text, "top pair's %s function %s not on the page"
                % (side, leaf(top[side])[0]))
+    # The overhead budget's rows, from the same accounts as the JSON report.
+    budget = report.get("budget")
+    expect(budget is not None, "the JSON report has no budget")
+    summary = b.eval("document.getElementById('summary').innerText")
+    want = "off" if budget["percent"] == "off" else "%g%%" % budget["percent"]
+    expect("budget" in summary and want in summary,
+           "the summary does not show the budget (%s)" % want)
+    expect("max %.2f%%" % (100 * budget["overhead_max"]) in summary,
+           "the summary lacks the estimated overhead max %.2f%%" % (100 * budget["overhead_max"]))
+    expect("mean interval" in summary, "the summary lacks the effective mean interval")
     rows = b.eval("document.querySelectorAll('#pairs tbody tr').length")
     expect(rows == len(report["pairs"]), "%d table rows for %d pairs" % (rows, len(report["pairs"])))
     expect("#1 " in b.eval("document.getElementById('detail-title').textContent"),

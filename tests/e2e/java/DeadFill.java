@@ -43,10 +43,10 @@ public class DeadFill {
     public static void main(String[] args) {
         double secs = args.length > 0 ? Double.parseDouble(args[0]) : 2.5;
         int[] a = new int[N];
-        long end = System.nanoTime() + (long) (secs * 1e9);
+        Budget budget = new Budget(secs);
         long s = 0;
         int r = 0;
-        while (System.nanoTime() < end) {
+        while (budget.more()) {
             for (int k = 0; k < 64; k++)
                 s += round(a, ++r); // PLANT: round-call
         }

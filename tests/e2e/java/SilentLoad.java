@@ -60,10 +60,10 @@ public class SilentLoad {
         int[] a = new int[N];
         for (int i = 0; i < N; i++)
             a[i] = i;
-        long end = System.nanoTime() + (long) (secs * 1e9);
+        Budget budget = new Budget(secs);
         long found = 0;
         int r = 0;
-        while (System.nanoTime() < end) {
+        while (budget.more()) {
             for (int k = 0; k < 64; k++) {
                 found += search(a, -1); // PLANT: search-call
                 if (half)

@@ -31,9 +31,9 @@ public class SilentStore {
         double secs = args.length > 0 ? Double.parseDouble(args[0]) : 2.5;
         int[] a = new int[N];
         int[] v = { K, K, K, 0 };
-        long end = System.nanoTime() + (long) (secs * 1e9);
+        Budget budget = new Budget(secs);
         int r = 0;
-        while (System.nanoTime() < end) {
+        while (budget.more()) {
             for (int k = 0; k < 64; k++) {
                 v[3] = -(++r);
                 update(a, v); // PLANT: update-call

@@ -29,20 +29,21 @@ public class Threads {
     }
 
     static final class Worker extends Thread {
-        final long end;
+        final double secs;
         int rounds;
         long cpuNanos;
 
-        Worker(String name, long end) {
+        Worker(String name, double secs) {
             super(name);
-            this.end = end;
+            this.secs = secs;
         }
 
         @Override
         public void run() {
             int[] a = new int[N];
             int[] v = { K, K, K, 0 };
-            while (System.nanoTime() < end) {
+            Budget budget = new Budget(secs);
+            while (budget.more()) {
                 for (int k = 0; k < 64; k++) {
                     v[3] = -(++rounds);
                     update(a, v); // PLANT: threads-call
@@ -54,10 +55,9 @@ public class Threads {
 
     public static void main(String[] args) throws InterruptedException {
         double secs = args.length > 0 ? Double.parseDouble(args[0]) : 2.5;
-        long end = System.nanoTime() + (long) (secs * 1e9);
         Worker[] ws = new Worker[4];
         for (int i = 0; i < ws.length; i++) {
-            ws[i] = new Worker("worker-" + i, end);
+            ws[i] = new Worker("worker-" + i, secs);
             ws[i].start();
         }
         long total = 0;

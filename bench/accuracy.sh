@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# bench/accuracy.sh - how far the sampled fractions are from the truth, on
+# programs nobody here planted anything in (issue 12): each program runs in
+# every mode once under the exact mode (`wasp run --exact`: every access, under
+# Valgrind) and once sampled (`wasp run`), and `wasp diff exact sampled`
+# gives |Δ fraction| and whether the exact mode's top pair is among the
+# sampled run's top 3. Writes the table to build/accuracy/accuracy.md (copy it
+# into docs/accuracy.md) and the raw figures to build/accuracy/results.tsv.
+#
+# Programs: the native ones are real code from Debian's source packages
+# compiled here (bench/accuracy/build-native.sh: zlib's minigzip, bzip2,
+# lz4, brotli, lua); the Java ones are Debian's Rhino, Saxon-HE and Jython
+# (bench/real-java.sh's programs, installed with apt-get when missing).
+#
+# Sampled runs need watchpoints that fire. Where they never do (`wasp doctor
+# --watch`), the sampled runs go to the QEMU TCG guest of tests/guest/ (one
+# boot for all of them), as the trap-dependent tests do; the exact runs stay
+# on the host. The table says which.
+#
+# Environment:
+#   ACC_NATIVE="minigzip bzip2 lz4 brotli lua"   ACC_JAVA="rhino saxon jython"
+#   ACC_MODES="dead-store silent-store silent-load"
+#   ACC_OUT=build/accuracy     ACC_GUEST=auto|yes|no
+#   ACC_INTERVAL               sampled interval (default: wasp's; 500us in the guest)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+native=${ACC_NATIVE-minigzip bzip2 lz4 brotli lua}
+java=${ACC_JAVA-rhino saxon jython}
+modes=${ACC_MODES:-dead-store silent-store silent-load}
+out=${ACC_OUT:-build/accuracy}
+guest=${ACC_GUEST:-auto}
+wasp=$root/build/bin/wasp
+die() { echo "accuracy: $*" >&2; exit 1; }
+note() { echo "# accuracy: $*" >&2; }
+[[ -x $wasp && -f build/lib/valgrind/wasp-amd64-linux ]] || die "run make first"
+command -v python3 >/dev/null || die "python3 is needed"
+mkdir -p "$out/runs"
+out=$(cd "$out" && pwd)
+
+bench/accuracy/build-native.sh "$out" || die "cannot build the native programs"
+[[ -s $out/corpus.txt ]] || python3 bench/accuracy/corpus.py "$out/corpus.txt" 4096
+
+# The command line of program P, with paths under $1 (the host's root, or
+# the guest's): stdout is discarded by the caller.
+command_of() {
+    local r=$1 p=$2 b=$1/build/accuracy/bin c=$1/build/accuracy/corpus.txt
+    case $p in
+    minigzip) echo "$b/minigzip -c $c" ;;
+    bzip2)    echo "$b/bzip2 -c $c" ;;
+    lz4)      echo "$b/lz4 -9 -c $c" ;;
+    brotli)   echo "$b/brotli -c -q 6 $c" ;;
+    lua)      echo "$b/lua $r/bench/accuracy/workload.lua 2" ;;
+    rhino)    echo "java -cp /usr/share/java/js.jar org.mozilla.javascript.tools.shell.Main $r/bench/real/workload.js 4" ;;
+    saxon)    echo "java -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$r/build/accuracy/orders.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
+    jython)   echo "java -jar /usr/share/java/jython.jar $r/bench/real/workload.py 2" ;;
+    *) die "unknown program '$p'" ;;
+    esac
+}
+
+java_ready() {
+    local p=$1
+    case $p in
+    rhino)  [[ -f /usr/share/java/js.jar ]] || apt-get install -y -qq rhino >/dev/null 2>&1 ;;
+    saxon)  [[ -f /usr/share/java/Saxon-HE.jar ]] || apt-get install -y -qq libsaxonhe-java >/dev/null 2>&1
+            [[ -s $out/orders.xml ]] || python3 bench/real/gen-orders.py 20000 "$out/orders.xml" ;;
+    jython) [[ -f /usr/share/java/jython.jar ]] || apt-get install -y -qq jython >/dev/null 2>&1 ;;
+    esac
+}
+
+programs="$native"
+for p in $java; do
+    if java_ready "$p"; then programs="$programs $p"; else note "skipping $p: cannot install its Debian package"; fi
+done
+
+# The exact runs, on the host.
+for p in $programs; do
+    for m in $modes; do
+        d=$out/runs/$p-$m-exact
+        [[ -s $d/.done ]] && continue
+        rm -rf "$d"
+        note "exact $p $m"
+        # shellcheck disable=SC2046
+        "$wasp" run --exact --mode "$m" -o "$d" -- $(command_of "$root" "$p") >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
+            die "exact run of $p ($m) failed: $(tail -n 2 "$out/runs/$p-$m-exact.log")"
+        date >"$d/.done"
+    done
+done
+
+# The sampled runs: here, or in the guest where watchpoints never fire.
+where=host
+if [[ $guest == yes ]] || { [[ $guest == auto ]] && ! "$wasp" doctor --watch >/dev/null 2>&1; }; then
+    where=guest
+fi
+interval=${ACC_INTERVAL:-}
+if [[ $where == host ]]; then
+    for p in $programs; do
+        for m in $modes; do
+            d=$out/runs/$p-$m-sampled
+            rm -rf "$d"
+            note "sampled $p $m"
+            # shellcheck disable=SC2046
+            "$wasp" run --mode "$m" ${interval:+--interval "$interval"} -o "$d" -- $(command_of "$root" "$p") \
+                >/dev/null 2>"$d.log" || die "sampled run of $p ($m) failed: $(tail -n 2 "$d.log")"
+        done
+    done
+else
+    note "watchpoints do not fire here: the sampled runs go to the QEMU TCG guest"
+    jobs=$out/guest-jobs.sh
+    : >"$jobs"
+    for p in $programs; do
+        for m in $modes; do
+            printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "$p")" >>"$jobs"
+        done
+    done
+    [[ -x tests/guest/run-jobs ]] ||
+        die "sampled runs need watchpoints that fire, and the guest runner for commands (tests/guest/run-jobs) is not built yet"
+    WASP_GUEST_INTERVAL=${interval:-500us} tests/guest/run-jobs "$out/runs" "$jobs" "$out" ||
+        die "the guest did not bring the sampled runs back"
+fi
+
+# The table.
+printf 'program\tmode\texact\tsampled\tdelta\ttop_rank\tsamples\n' >"$out/results.tsv"
+for p in $programs; do
+    for m in $modes; do
+        "$wasp" diff "$out/runs/$p-$m-exact" "$out/runs/$p-$m-sampled" --format json >"$out/runs/$p-$m.diff.json" ||
+            die "wasp diff failed for $p $m"
+        python3 - "$p" "$m" "$out/runs/$p-$m.diff.json" >>"$out/results.tsv" <<'PY'
+import json, sys
+p, m, path = sys.argv[1:4]
+d = json.load(open(path))
+# The exact mode folds its smallest pairs into one synthetic pair: not a pair to rank.
+folded = lambda x: x["watch"]["frames"][0]["function"].startswith("[pairs below")
+pairs = [x for x in d["pairs"] if not folded(x)]
+exact_top = max(pairs, key=lambda x: x["a_share"], default=None)
+sampled = sorted((x for x in pairs if x["b_share"] > 0), key=lambda x: -x["b_share"])
+rank = 0
+if exact_top is not None and exact_top["b_share"] > 0:
+    rank = 1 + sampled.index(exact_top)
+print("%s\t%s\t%.4f\t%.4f\t%.4f\t%d\t%d" % (p, m, d["a"]["fraction"], d["b"]["fraction"],
+      d["fraction_delta"], rank, d["b"].get("pairs", 0)))
+PY
+    done
+done
+python3 - "$out/results.tsv" "$where" >"$out/accuracy.md" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+where = sys.argv[2]
+print("| program | mode | exact | sampled | |Δ| (points) | exact top pair's rank in sampled |")
+print("|---|---|---:|---:|---:|---:|")
+deltas, hits = [], 0
+for r in rows:
+    d = abs(float(r["delta"])) * 100
+    deltas.append(d)
+    rank = int(r["top_rank"])
+    hits += 1 <= rank <= 3
+    print("| %s | %s | %.2f%% | %.2f%% | %.2f | %s |" % (r["program"], r["mode"], float(r["exact"]) * 100,
+          float(r["sampled"]) * 100, d, rank if rank else "absent"))
+print()
+print("mean |Δ| %.2f points, worst %.2f, exact top pair in the sampled top 3 in %d of %d cells (%.0f%%); "
+      "sampled runs on the %s" % (statistics.mean(deltas), max(deltas), hits, len(rows),
+                                  100.0 * hits / len(rows), where))
+PY
+cat "$out/accuracy.md"

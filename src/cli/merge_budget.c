@@ -1,0 +1,81 @@
+/*
+ * merge_budget.c - the run's overhead budget from its threads' accounts
+ * (merge_budget.h).
+ */
+#include "merge_budget.h"
+#include "merge_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int merge_budget_is_stat(const char *name)
+{
+    return strncmp(name, MERGE_BUDGET_PREFIX, sizeof MERGE_BUDGET_PREFIX - 1) == 0;
+}
+
+/* A stat's value; -1 when the profile lacks it. */
+static int budget_stat(const profile *p, const char *name, uint64_t *v)
+{
+    for (size_t i = 0; i < p->nstats; i++) {
+        if (!strcmp(p->stats[i].name, name)) {
+            *v = p->stats[i].value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int add_overhead(merge_budget *b, double v)
+{
+    if (merge_grow((void **)&b->overheads, &b->cap, b->noverheads, sizeof *b->overheads) != 0)
+        return -1;
+    b->overheads[b->noverheads++] = v;
+    return 0;
+}
+
+int merge_budget_add(merge_budget *b, const profile *p)
+{
+    uint64_t ppm, cost = 0, cpu = 0, wasp = 0, cut = 0, periods = 0, imax = 0;
+    if (budget_stat(p, "budget.ppm", &ppm) != 0) return 0;
+    budget_stat(p, "budget.signal_cost_ns", &cost);
+    budget_stat(p, "budget.cpu_ns", &cpu);
+    budget_stat(p, "budget.wasp_ns", &wasp);
+    budget_stat(p, "budget.cut_ns", &cut);
+    budget_stat(p, "budget.periods_milli", &periods);
+    budget_stat(p, "budget.interval_max", &imax);
+    if (b->nthreads++ == 0) b->ppm = (uint32_t)(ppm > UINT32_MAX ? UINT32_MAX : ppm);
+    else if (b->ppm != ppm) b->ppm_mixed = 1;
+    if (cost > b->signal_cost_ns) b->signal_cost_ns = cost;
+    if (imax > b->interval_max) b->interval_max = imax;
+    b->cpu_ns = merge_sat_add(b->cpu_ns, cpu);
+    b->wasp_ns = merge_sat_add(b->wasp_ns, wasp);
+    b->cut_ns = merge_sat_add(b->cut_ns, cut);
+    b->periods_milli = merge_sat_add(b->periods_milli, periods);
+    b->threads_cut += cut > 0;
+    return cpu ? add_overhead(b, (double)wasp / (double)cpu) : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+void merge_budget_finish(merge_budget *b)
+{
+    size_t n = b->noverheads;
+    if (n) {
+        qsort(b->overheads, n, sizeof *b->overheads, cmp_double);
+        b->overhead_max = b->overheads[n - 1];
+        b->overhead_median = n % 2 ? b->overheads[n / 2]
+                                   : (b->overheads[n / 2 - 1] + b->overheads[n / 2]) / 2;
+    }
+    b->mean_interval = b->periods_milli
+        ? (uint64_t)((double)b->cpu_ns * 1000.0 / (double)b->periods_milli) : 0;
+}
+
+void merge_budget_free(merge_budget *b)
+{
+    free(b->overheads);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,46 @@
+/*
+ * merge_budget.h - the overhead budget across a run's threads: the budget
+ * they ran under, what wasp cost each (max and median), the effective mean
+ * sampling interval, and in how many the budget cut the sample rate.
+ *
+ * Read from each profile's `budget.*` stats (docs/profile-format.md),
+ * which the report model keeps out of its summed stats: a budget or a
+ * signal cost summed over threads means nothing. Profiles written before
+ * the budget existed have none, and are left out.
+ */
+#ifndef WASP_MERGE_BUDGET_H
+#define WASP_MERGE_BUDGET_H
+
+#include "profile.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MERGE_BUDGET_PREFIX "budget."
+
+typedef struct merge_budget {
+    size_t nthreads;            /* threads whose profile has a budget account */
+    uint32_t ppm;               /* the budget (parts per million, 0: off) of the first ... */
+    int ppm_mixed;              /* ... unless threads disagree */
+    uint64_t signal_cost_ns;    /* the largest charged per signal */
+    double *overheads;          /* wasp time / CPU time of each thread that ran sampled */
+    size_t noverheads, cap;
+    double overhead_max, overhead_median;
+    uint64_t cpu_ns, wasp_ns, periods_milli, cut_ns;
+    size_t threads_cut;         /* threads whose interval the budget lengthened */
+    uint64_t mean_interval;     /* CPU time per expected sample over all threads; 0: unknown */
+    uint64_t interval_max;      /* the longest interval any thread reached */
+} merge_budget;
+
+/* Takes one thread's account. Returns 0, or -1 when out of memory. */
+int merge_budget_add(merge_budget *b, const profile *p);
+
+/* Computes the max, median and mean interval. */
+void merge_budget_finish(merge_budget *b);
+
+void merge_budget_free(merge_budget *b);
+
+/* Whether a stat belongs to the budget's account (not summed). */
+int merge_budget_is_stat(const char *name);
+
+#endif

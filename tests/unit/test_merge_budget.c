@@ -1,0 +1,126 @@
+/*
+ * test_merge_budget.c - the report's overhead budget across threads
+ * (src/cli/merge_budget.c): max and median of the threads' estimates, the
+ * effective mean interval, how many threads the budget cut, mixed budgets,
+ * profiles from before the budget, and budget stats kept out of the sums.
+ */
+#include "harness.h"
+#include "merge.h"
+#include "out_json.h"
+
+#include <stdlib.h>
+
+/* A thread's profile holding only the budget's account. */
+static profile thread_profile(prof_stat *st, int64_t tid, uint64_t ppm, uint64_t cpu, uint64_t wasp,
+                              uint64_t cut, uint64_t periods_milli, uint64_t imax)
+{
+    static char *names[] = { "budget.ppm", "budget.signal_cost_ns", "budget.cpu_ns", "budget.wasp_ns",
+                             "budget.cut_ns", "budget.periods_milli", "budget.interval_max", "samples" };
+    uint64_t v[] = { ppm, 20000, cpu, wasp, cut, periods_milli, imax, 7 };
+    profile p = { .pid = 1, .tid = tid, .interval = 1000000 };
+    snprintf(p.mode, sizeof p.mode, "silent-store");
+    snprintf(p.sampler, sizeof p.sampler, "software");
+    for (int i = 0; i < 8; i++)
+        st[i] = (prof_stat){ names[i], v[i] };
+    p.stats = st;
+    p.nstats = 8;
+    p.crc = (uint64_t)tid;   /* each a different file */
+    return p;
+}
+
+static char *budget_json(const merge_budget *b)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    json_write_budget(f, b);
+    fclose(f);
+    return buf;
+}
+
+TEST(max_median_mean_interval_and_cuts)
+{
+    merge_model m;
+    prof_stat st[4][8];
+    char err[256];
+    merge_init(&m);
+    /* Overheads 1%, 3%, 2%; the third ran 10 ms intervals, cut for half its time;
+     * the fourth never ran sampled (no CPU time) and has no estimate. */
+    profile p[4] = {
+        thread_profile(st[0], 11, 10000, 1000000000, 10000000, 0, 1000000, 1000000),
+        thread_profile(st[1], 12, 10000, 1000000000, 30000000, 0, 1000000, 1000000),
+        thread_profile(st[2], 13, 10000, 2000000000, 40000000, 1000000000, 200000, 10000000),
+        thread_profile(st[3], 14, 10000, 0, 0, 0, 0, 1000000),
+    };
+    for (int i = 0; i < 4; i++)
+        CHECK(merge_add(&m, &p[i], "t.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    const merge_budget *b = &m.budget;
+    CHECK_EQ_U(b->nthreads, 4);
+    CHECK_EQ_U(b->noverheads, 3);
+    CHECK(b->overhead_max > 0.0299 && b->overhead_max < 0.0301);
+    CHECK(b->overhead_median > 0.0199 && b->overhead_median < 0.0201);
+    CHECK_EQ_U(b->ppm, 10000);
+    CHECK(!b->ppm_mixed);
+    CHECK_EQ_U(b->threads_cut, 1);
+    CHECK_EQ_U(b->interval_max, 10000000);
+    /* 4 s of CPU over 2200 expected samples. */
+    CHECK_EQ_U(b->mean_interval, 4000000000ULL * 1000 / 2200000);
+    /* Accounts, not counters: never summed into the stats. */
+    CHECK_EQ_U(merge_stat_value(&m, "budget.ppm"), 0);
+    CHECK_EQ_U(merge_stat_value(&m, "samples"), 28);
+    char *j = budget_json(b);
+    CHECK(strstr(j, "\"percent\": 1,") != NULL);
+    CHECK(strstr(j, "\"cut\": true") != NULL);
+    CHECK(strstr(j, "\"threads_cut\": 1") != NULL);
+    free(j);
+    merge_free(&m);
+}
+
+TEST(off_mixed_and_profiles_without_a_budget)
+{
+    merge_model m;
+    prof_stat st[2][8];
+    char err[256];
+    merge_init(&m);
+    profile off = thread_profile(st[0], 21, 0, 1000000, 100000, 0, 1000, 1000000);
+    CHECK(merge_add(&m, &off, "a.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    char *j = budget_json(&m.budget);
+    CHECK(strstr(j, "\"percent\": \"off\"") != NULL);
+    CHECK(strstr(j, "\"cut\": false") != NULL);
+    free(j);
+    merge_free(&m);
+
+    merge_init(&m);
+    profile a = thread_profile(st[0], 31, 10000, 1000000, 1000, 0, 1000, 1000000);
+    profile b = thread_profile(st[1], 32, 20000, 1000000, 1000, 0, 1000, 1000000);
+    CHECK(merge_add(&m, &a, "a.wasp", err, sizeof err) == 0 && merge_add(&m, &b, "b.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    CHECK(m.budget.ppm_mixed);
+    j = budget_json(&m.budget);
+    CHECK(strstr(j, "\"percent\": null") != NULL);
+    free(j);
+    merge_free(&m);
+
+    /* Written before the budget existed: no account, and null in JSON. */
+    merge_init(&m);
+    profile old = thread_profile(st[0], 41, 0, 0, 0, 0, 0, 0);
+    old.stats = &st[0][7];   /* "samples" only */
+    old.nstats = 1;
+    CHECK(merge_add(&m, &old, "old.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    CHECK_EQ_U(m.budget.nthreads, 0);
+    j = budget_json(&m.budget);
+    CHECK_STR(j, "null");
+    free(j);
+    merge_free(&m);
+    CHECK(merge_budget_is_stat("budget.cpu_ns") && !merge_budget_is_stat("samples"));
+}
+
+int main(void)
+{
+    RUN(max_median_mean_interval_and_cuts);
+    RUN(off_mixed_and_profiles_without_a_budget);
+    return HARNESS_EXIT();
+}
