@@ -177,6 +177,18 @@ static void text_exact(FILE *f, const merge_model *m)
                 merge_stat_value(m, "exact_instructions"));
 }
 
+/* How the software sampler chose its accesses, and what the code
+ * breakpoints that take a chosen access cost (decode_choose.c). */
+static void text_choice(FILE *f, const merge_model *m)
+{
+    if (strcmp(m->sampler, "software") != 0)
+        return;
+    fprintf(f, "  choice:         each access of a basic block equally likely per pass; across\n"
+            "                  blocks time-weighted (code that runs longer weighs more per access);\n"
+            "                  %" PRIu64 " samples waited at a code breakpoint for their access, %" PRIu64
+            " reached it\n", merge_stat_value(m, "code_breaks"), merge_stat_value(m, "code_hits"));
+}
+
 static void text_header(FILE *f, const merge_model *m)
 {
     int exact = !strcmp(m->sampler, "exact");
@@ -220,9 +232,7 @@ static void text_header(FILE *f, const merge_model *m)
     fprintf(f, "  watch check:    %s\n", m->watch_check);
     text_cost(f, m);
     text_budget(f, m);
-    if (strcmp(m->sampler, "pmu") != 0)
-        fputs("  note: software sampling picks accesses by time, not by count, so these\n"
-              "        fractions are time-weighted (hot loops weigh more per access).\n", f);
+    text_choice(f, m);
     char why[512];
     if (merge_watch_warning(m, why, sizeof why))
         fprintf(f, "  warning: %s\n", why);

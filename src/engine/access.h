@@ -44,6 +44,7 @@ typedef struct mem_access {
     uint8_t base_r15 : 1;      /* addressed through r15 */
     uint8_t ahead : 1;         /* a sampled access that has not run yet (its watch primes) */
     uint8_t string : 1;        /* a string instruction (rep stos/movs: memset, memcpy) */
+    uint8_t deferred : 1;      /* sampled, address not in the registers yet: a code breakpoint takes it */
 } mem_access;
 
 #endif

@@ -37,21 +37,24 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
                                 enum drop_reason *reason);
 
 /*
- * The access a timer sample at rip stands for: the nearest access of the
- * wanted kind (ACCESS_STORE: any store; ACCESS_LOAD: a pure load) in the
- * straight-line code that ran up to rip, whose address registers nothing
- * after it overwrote. Looking back over the run, not just one instruction,
- * is what makes software sampling yield: in vectorized or arithmetic-heavy
- * loops the instruction just before a sample is rarely the access itself.
- * The run starts after the last call/ret/jmp and at the last direct branch
- * target before rip; at most 32 instructions, 255 bytes. Cached per rip.
+ * The access a timer sample at rip takes: one drawn uniformly (candidate
+ * draw mod n, in code order) from the n accesses of the wanted kind
+ * (ACCESS_STORE: any store; ACCESS_LOAD: a pure load) in rip's basic block,
+ * so that within a block each access is equally likely per execution
+ * (decode_choose.c says why). When the registers hold its address now, *out
+ * is complete: out->ahead if it has not run yet. Otherwise out->deferred is
+ * set, out->addr is 0, and a code breakpoint at out->pc must take the
+ * address when it runs. The block starts after the last branch, call or
+ * return before rip, or at the last direct branch target at or before rip
+ * (at most 32 instructions and 255 bytes back), and ends at its first
+ * branch. Blocks are cached per rip.
  */
 enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, uint8_t want,
-                                       const ucontext_t *uc, mem_access *out);
+                                       uint64_t draw, const ucontext_t *uc, mem_access *out);
 
 /* Cached answer of decode_access_sampled: 1 with *reason set, or 0. */
-int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *uc, mem_access *out,
-                                 enum drop_reason *reason);
+int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, const ucontext_t *uc,
+                                 mem_access *out, enum drop_reason *reason);
 
 /* For a trap where no instruction boundary is known (the interpreter, code
  * without unwind info): the instruction of length k (1..15) that ends at rip

@@ -38,4 +38,15 @@ enum drop_reason decode_mem_operand(const decode_insn *d, const ZydisDecodedOper
 enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t *uc,
                              int post_state, mem_access *out);
 
+
+/* decode_choose.c. Whether control may leave after in (a branch, call,
+ * return, syscall): the last instruction of a basic block. */
+int decode_ends_block(const ZydisDecodedInstruction *in);
+/* How many accesses of the wanted kind the block starting at start has. */
+unsigned decode_block_candidates(uint64_t start, uint8_t want);
+/* The access a sample at rip takes from the block starting at start:
+ * candidate (draw mod n) of its n, in code order (decode_access_sampled). */
+enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint64_t draw,
+                               const ucontext_t *uc, mem_access *out);
+
 #endif

@@ -10,18 +10,15 @@
 #include <sys/mman.h>
 
 #include "decode_internal.h"
-#include "fpness.h"
 
-/* Cache: one atomic word per rip. Bits 0..46 rip (user space), 47 "ahead",
- * 48..55 distance back to the start of the instruction ending at rip (or,
- * in the sample cache, to the access the sample stands for; forward when
- * ahead is set), 56..59 the state (enum decode_state), 60..63 key flags.
- * 0 means empty (rip is never 0). */
+/* Cache: one atomic word per rip. Bits 0..46 rip (user space), 48..55
+ * distance back to the start of the instruction ending at rip (in the
+ * sample cache: to the start of rip's basic block), 56..59 the state (enum
+ * decode_state), 60..63 key flags. 0 means empty (rip is never 0). */
 #define DECODE_CACHE_BITS 16
 #define DECODE_CACHE_SLOTS (1u << DECODE_CACHE_BITS)
 #define DECODE_CACHE_PROBES 32u
 #define DECODE_RIP_MASK ((1ull << 47) - 1)
-#define DECODE_F_AHEAD (1ull << 47)
 #define DECODE_OFF_SHIFT 48
 #define DECODE_OFF_MASK 0xFFull          /* sampled lookups look back up to 255 bytes */
 #define DECODE_STATE_SHIFT 56
@@ -35,16 +32,13 @@
                          DECODE_F_SKIP_R15)
 #define DECODE_LOOKBACK_INSNS 32u
 
-/* What an entry says. A found access carries the element type of the value
- * it moves (fpness.c), decided once with the code around it in view. */
+/* What an entry says. */
 enum decode_state {
-    DECODE_FOUND = 0,      /* an access; its value is not FP */
-    DECODE_FOUND_F32,
-    DECODE_FOUND_F64,
+    DECODE_FOUND = 0,      /* an instruction ends at rip; in the sample cache, a block with accesses */
     DECODE_TARGET,         /* rip is a branch target */
     DECODE_NOBOUND,        /* no instruction ends at rip */
     DECODE_FAILED,         /* bytes before rip do not decode */
-    DECODE_NONE_FOUND,     /* no access of the wanted kind */
+    DECODE_NONE_FOUND,     /* no access of the wanted kind in rip's block */
 };
 
 static unsigned decode_state_of(uint64_t e)
@@ -145,40 +139,20 @@ static enum drop_reason decode_entry_reason(uint64_t e)
     }
 }
 
-/* The element type a found entry of the sample cache gives its access. */
-static uint8_t decode_entry_fp(uint64_t e)
-{
-    unsigned s = decode_state_of(e);
-    return s == DECODE_FOUND_F32 ? ACCESS_F32 : s == DECODE_FOUND_F64 ? ACCESS_F64 : ACCESS_INT;
-}
-
-static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, int exact, const ucontext_t *uc,
-                                          mem_access *out)
+static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, const ucontext_t *uc, mem_access *out)
 {
     enum drop_reason r = decode_entry_reason(e);
     if (r != DROP_NONE)
         return r;
     size_t off = (size_t)((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
-    decode_insn d;
-    if (e & DECODE_F_AHEAD) {
-        /* The access the thread is about to run: its registers are live. */
-        if (!ZYAN_SUCCESS(decode_read_at(rip + off, &d)))
-            return DROP_DECODE_FAILED;
-        r = decode_live(&d, rip + off, uc, 0, out);
-        out->ahead = 1;
-        out->fp = decode_entry_fp(e);
-        return r;
-    }
     uint64_t pc = rip - off;
+    decode_insn d;
     /* At most off bytes: never read past rip. */
     if (!ZYAN_SUCCESS(decode_full((const void *)(uintptr_t)pc, off < DECODE_MAX_LEN ? off : DECODE_MAX_LEN, &d)))
         return DROP_DECODE_FAILED;
-    if (exact && d.in.length != off)
+    if (d.in.length != off)
         return DROP_DECODE_FAILED;  /* the code changed since it was cached */
-    r = decode_live(&d, pc, uc, 1, out);
-    if (!exact)
-        out->fp = decode_entry_fp(e);   /* a sample: the value's type as the sweep found it */
-    return r;
+    return decode_live(&d, pc, uc, 1, out);
 }
 
 int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *out,
@@ -189,7 +163,7 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
     uint64_t e = decode_cache_lookup(decode_cache, rip);
     if (!e)
         return 0;
-    *reason = decode_from_entry(rip, e, 1, uc, out);
+    *reason = decode_from_entry(rip, e, uc, out);
     return 1;
 }
 
@@ -206,161 +180,35 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
         e = decode_sweep(rip, func_start, func_end);
         decode_cache_put(decode_cache, e);
     }
-    return decode_from_entry(rip, e, 1, uc, out);
+    return decode_from_entry(rip, e, uc, out);
 }
 
-/* ---- sampled access: look back along straight-line code --------------- */
+/* ---- sampled access: the basic block around rip ----------------------- */
 
-/* Control leaves here and does not fall through to the next instruction
- * (or a callee clobbers registers): straight-line code ends. Conditional
- * branches are fine: reaching rip past one means it fell through. */
-static int decode_is_barrier(const ZydisDecodedInstruction *in)
+/* The oldest instruction start in the ring that is in the block and within
+ * reach of the cache's offset field: a long block is cut to its last part. */
+static uint64_t decode_block_start(uint64_t rip, const uint64_t *ring, unsigned n, uint64_t block)
 {
-    switch (in->meta.category) {
-    case ZYDIS_CATEGORY_CALL:
-    case ZYDIS_CATEGORY_RET:
-    case ZYDIS_CATEGORY_UNCOND_BR:
-    case ZYDIS_CATEGORY_SYSCALL:
-    case ZYDIS_CATEGORY_INTERRUPT:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static uint32_t decode_reg_bit(ZydisRegister r)
-{
-    int g = decode_greg(r);
-    return g < 0 ? 0 : 1u << g;
-}
-
-/* GPRs the instruction writes, explicitly or implicitly (push writes rsp). */
-static uint32_t decode_written(const decode_insn *d)
-{
-    uint32_t w = 0;
-    for (unsigned i = 0; i < d->in.operand_count; i++) {
-        const ZydisDecodedOperand *o = &d->ops[i];
-        if (o->type == ZYDIS_OPERAND_TYPE_REGISTER && (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
-            w |= decode_reg_bit(o->reg.value);
-    }
-    return w;
-}
-
-static int decode_kind_matches(const ZydisDecodedOperand *m, uint8_t want)
-{
-    int load = (m->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
-    int store = (m->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
-    return (want & ACCESS_RMW) == ACCESS_LOAD ? load && !store : store;
-}
-
-static int decode_skipped(const ZydisDecodedOperand *m, uint8_t want)
-{
-    return ((want & ACCESS_SKIP_RSP) && decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP) ||
-           ((want & ACCESS_SKIP_RIP) && decode_is_rip(m->mem.base)) ||
-           ((want & ACCESS_SKIP_R15) && decode_widest(m->mem.base) == ZYDIS_REGISTER_R15);
-}
-
-/* Whether candidate c, given the registers written after it (written),
- * is an access of the wanted kind whose address the live registers at rip
- * still give. */
-static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t written)
-{
-    const ZydisDecodedOperand *m = NULL;
-    if (decode_mem_operand(d, &m) != DROP_NONE || !decode_kind_matches(m, want) || decode_skipped(m, want))
-        return 0;
-    uint32_t uses = decode_reg_bit(m->mem.index);
-    if (!decode_is_rip(m->mem.base) && m->mem.base != ZYDIS_REGISTER_NONE) {
-        if (decode_greg(m->mem.base) < 0)
-            return 0;
-        uses |= decode_reg_bit(m->mem.base);
-    }
-    return (uses & written) == 0;
-}
-
-/* Picks, among the instructions of the straight-line run that ends at rip,
- * the nearest access of the wanted kind whose address is recoverable. */
-static uint64_t decode_pick_back(uint64_t rip, const uint64_t *ring, unsigned n, uint64_t block,
-                                 uint8_t want, uint64_t key)
-{
-    uint32_t written = 0;
+    uint64_t start = rip;
     for (unsigned k = 0; k < n && k < DECODE_LOOKBACK_INSNS; k++) {
         uint64_t c = ring[(n - 1 - k) % DECODE_LOOKBACK_INSNS];
         if (c < block || rip - c > DECODE_OFF_MASK)
             break;
-        decode_insn d;
-        size_t len = rip - c < DECODE_MAX_LEN ? (size_t)(rip - c) : DECODE_MAX_LEN;
-        if (!ZYAN_SUCCESS(decode_full((const void *)(uintptr_t)c, len, &d)))
-            break;
-        written |= decode_written(&d);
-        if (decode_candidate(&d, want, written))
-            return key | ((rip - c) << DECODE_OFF_SHIFT);
+        start = c;
     }
-    return key | DECODE_S(DECODE_NONE_FOUND);
+    return start;
 }
 
-/* No access behind rip: the next one ahead, in the straight-line code from
- * rip up to the first branch, whose base and index registers nothing before
- * it changes — the address it will use is in the registers now. It has not
- * run, so its watch absorbs its own first trap (primed). Doubles the samples
- * that find an access in loops whose one store sits after the loop head. */
-static uint64_t decode_pick_ahead(uint64_t rip, uint64_t end, uint8_t want, uint64_t key)
-{
-    uint32_t written = 0;
-    uint64_t pc = rip;
-    for (unsigned k = 0; k < DECODE_LOOKBACK_INSNS && pc < end && pc - rip <= DECODE_OFF_MASK; k++) {
-        decode_insn d;
-        size_t avail = end - pc < DECODE_MAX_LEN ? (size_t)(end - pc) : DECODE_MAX_LEN;
-        if (!ZYAN_SUCCESS(decode_full((const void *)(uintptr_t)pc, avail, &d)))
-            break;
-        if (decode_candidate(&d, want, written))
-            return key | DECODE_F_AHEAD | ((pc - rip) << DECODE_OFF_SHIFT);
-        if (decode_is_barrier(&d.in) || d.in.meta.category == ZYDIS_CATEGORY_COND_BR)
-            break;
-        written |= decode_written(&d);
-        pc += d.in.length;
-    }
-    return 0;
-}
-
-/* A found entry gets the element type of the value its access moves: what
- * made a stored register is looked for among the instructions of the run
- * that ran before the access (from the ring, and for an access ahead the
- * ones between rip and it), what uses a loaded one after it (fpness.c). */
-static uint64_t decode_with_fpness(uint64_t e, uint64_t rip, const uint64_t *ring, unsigned n, uint64_t block)
-{
-    if (decode_state_of(e) != DECODE_FOUND)
-        return e;
-    uint64_t off = (e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK;
-    uint64_t pc = e & DECODE_F_AHEAD ? rip + off : rip - off;
-    uint64_t run[2 * DECODE_LOOKBACK_INSNS];
-    unsigned k = 0;
-    decode_insn d;
-    for (unsigned i = n > DECODE_LOOKBACK_INSNS ? n - DECODE_LOOKBACK_INSNS : 0; i < n; i++) {
-        uint64_t c = ring[i % DECODE_LOOKBACK_INSNS];
-        if (c >= block && c < pc)
-            run[k++] = c;
-    }
-    for (uint64_t c = rip; c < pc && k < 2 * DECODE_LOOKBACK_INSNS; c += d.in.length) {
-        if (!ZYAN_SUCCESS(decode_read_at(c, &d)))
-            return e;
-        run[k++] = c;
-    }
-    if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
-        return e;
-    uint8_t fp = fpness_of(&d, pc, run, k);
-    return e | DECODE_S(fp == ACCESS_F32 ? DECODE_FOUND_F32 : fp == ACCESS_F64 ? DECODE_FOUND_F64 : DECODE_FOUND);
-}
-
-/* Sweeps the whole function once: instruction starts just before rip, the
- * start of rip's straight-line run (after the last barrier, or at the last
- * direct branch target at or before rip), then picks the access. */
+/* Sweeps the whole function once: is rip an instruction start, and where
+ * does its basic block begin (after the last branch, call or return before
+ * it, or at the last branch target at or before it)? */
 static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t ring[DECODE_LOOKBACK_INSNS];
     uint64_t pc = start, block = start;
     unsigned n = 0;
-    int boundary = 0;
+    int boundary = rip == start;
     while (pc < limit) {
         ZydisDecodedInstruction in;
         ZydisDecoderContext ctx;
@@ -377,7 +225,7 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                 return key | DECODE_S(DECODE_NOBOUND);
             ring[n++ % DECODE_LOOKBACK_INSNS] = pc;
             boundary |= next == rip;
-            if (decode_is_barrier(&in) && next > block)
+            if (decode_ends_block(&in) && next > block)
                 block = next;
         }
         uint64_t target = decode_branch_target(&in, next);
@@ -387,15 +235,21 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
     }
     if (!boundary)
         return key | DECODE_S(DECODE_NOBOUND);
-    /* At a branch target what ran before rip is not the code before it. */
-    uint64_t e = block == rip ? key | DECODE_S(DECODE_TARGET) : decode_pick_back(rip, ring, n, block, want, key);
-    unsigned s = decode_state_of(e);
-    if (s == DECODE_TARGET || s == DECODE_NONE_FOUND) {
-        uint64_t ahead = decode_pick_ahead(rip, end, want, key);
-        if (ahead)
-            e = ahead;
-    }
-    return decode_with_fpness(e, rip, ring, n, block);
+    uint64_t first = block == rip ? rip : decode_block_start(rip, ring, n, block);
+    if (decode_block_candidates(first, want) == 0)
+        return key | DECODE_S(DECODE_NONE_FOUND);
+    return key | ((rip - first) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND);
+}
+
+/* A sample's cached block: the access drawn from it. */
+static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint8_t want, uint64_t draw,
+                                                 const ucontext_t *uc, mem_access *out)
+{
+    enum drop_reason r = decode_entry_reason(e);
+    if (r != DROP_NONE)
+        return r;
+    uint64_t first = rip - ((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
+    return decode_choose(first, rip, want, draw, uc, out);
 }
 
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)
@@ -405,8 +259,8 @@ static uint64_t decode_sample_key(uint64_t rip, uint8_t want)
            (want & ACCESS_SKIP_R15 ? DECODE_F_SKIP_R15 : 0);
 }
 
-int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *uc, mem_access *out,
-                                 enum drop_reason *reason)
+int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, const ucontext_t *uc,
+                                 mem_access *out, enum drop_reason *reason)
 {
     if (!decode_is_ready() || (rip & ~DECODE_RIP_MASK))
         return 0;
@@ -414,16 +268,16 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, const ucontext_t *u
     uint64_t e = decode_cache_lookup(decode_sample_cache, key);
     if (!e)
         return 0;
-    *reason = decode_from_entry(rip, e, 0, uc, out);
+    *reason = decode_sample_from_entry(rip, e, want, draw, uc, out);
     return 1;
 }
 
 enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, uint8_t want,
-                                       const ucontext_t *uc, mem_access *out)
+                                       uint64_t draw, const ucontext_t *uc, mem_access *out)
 {
     if (!decode_is_ready())
         return DROP_DECODE_FAILED;
-    if (rip <= func_start || rip > func_end || (rip & ~DECODE_RIP_MASK))
+    if (rip < func_start || rip > func_end || (rip & ~DECODE_RIP_MASK))
         return DROP_NO_BOUNDARY;
     uint64_t key = decode_sample_key(rip, want);
     uint64_t e = decode_cache_lookup(decode_sample_cache, key);
@@ -431,7 +285,7 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
         e = decode_sweep_sampled(rip, func_start, func_end, want, key);
         decode_cache_put(decode_sample_cache, e);
     }
-    return decode_from_entry(rip, e, 0, uc, out);
+    return decode_sample_from_entry(rip, e, want, draw, uc, out);
 }
 
 /* ---- trap fallback: no known boundary ------------------------------- */

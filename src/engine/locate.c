@@ -31,15 +31,15 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
 }
 
 enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext_t *uc, uint8_t want,
-                                       mem_access *out)
+                                       uint64_t draw, mem_access *out)
 {
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     enum drop_reason r;
     code_bounds b;
 
-    if (decode_access_sampled_cached(rip, want, uc, out, &r))
+    if (decode_access_sampled_cached(rip, want, draw, uc, out, &r))
         return r;
-    if (fe->bounds(uc, &b) < 0 || !(b.start < rip && rip <= b.end))
+    if (fe->bounds(uc, &b) < 0 || !(b.start <= rip && rip <= b.end))
         return DROP_NO_BOUNDARY;
-    return decode_access_sampled(rip, b.start, b.end, want, uc, out);
+    return decode_access_sampled(rip, b.start, b.end, want, draw, uc, out);
 }

@@ -16,9 +16,9 @@
 enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc,
                                       uint64_t lo, uint64_t hi, mem_access *out);
 
-/* Signal context. The access a timer sample stands for (decode_access_sampled),
- * cache first, bounds only on a miss. */
+/* Signal context. The access a timer sample takes (decode_access_sampled:
+ * draw picks among its block's), cache first, bounds only on a miss. */
 enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext_t *uc, uint8_t want,
-                                       mem_access *out);
+                                       uint64_t draw, mem_access *out);
 
 #endif

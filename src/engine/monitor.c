@@ -133,38 +133,33 @@ static void retire_old_watches(thread_state *t)
     t->epoch = epoch;
 }
 
-void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
+/* Why the access a sample or a code breakpoint gave cannot be watched:
+ * the filters every access passes, and its bytes fitted to one debug
+ * register (*waddr, *wlen). A deferred access (address not known yet)
+ * passes only the filters that need no address. */
+static enum drop_reason unwatchable(const thread_state *t, const ucontext_t *uc, const mem_access *a,
+                                    uint64_t *waddr, uint32_t *wlen)
 {
-    mem_access a;
-    int before_run;
-    uint64_t waddr;
-    uint32_t wlen;
+    if (!wants_kind(a->kind))
+        return DROP_WRONG_KIND;
+    if ((a->rip_relative && frontend->rip_relative_is_constant) || (a->base_r15 && frontend->r15_is_thread))
+        return DROP_RUNTIME;
+    if (a->deferred)
+        return DROP_NONE;
+    if (is_stack_probe(uc, a->addr))
+        return DROP_STACK_PROBE;
+    if (excluded_stack(t, a->addr))
+        return DROP_STACK;
+    if (watch_fit(a->addr, a->size, waddr, wlen) < 0)
+        return DROP_ADDR_UNKNOWN;
+    return DROP_NONE;
+}
 
-    t->stats[STAT_SAMPLES]++;
-    retire_old_watches(t);
-    enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);
-    if (r == DROP_NONE && !wants_kind(a.kind))
-        r = DROP_WRONG_KIND;
-    if (r == DROP_NONE && ((a.rip_relative && frontend->rip_relative_is_constant) ||
-                           (a.base_r15 && frontend->r15_is_thread)))
-        r = DROP_RUNTIME;
-    if (r == DROP_NONE && is_stack_probe(uc, a.addr))
-        r = DROP_STACK_PROBE;
-    if (r == DROP_NONE && excluded_stack(t, a.addr))
-        r = DROP_STACK;
-    if (r == DROP_NONE && watch_fit(a.addr, a.size, &waddr, &wlen) < 0)
-        r = DROP_ADDR_UNKNOWN;
-    if (r != DROP_NONE) {
-        t->drops[r]++;
-        return;
-    }
-    /* Its own trap already ended any watch on these bytes; a second watch on
-     * them would only make the two slots trap together. */
-    int slot = overlaps_armed(t, waddr, wlen) ? -1 : watch_pick_within(&t->watch, t->budget.slot_limit);
-    if (slot < 0) {
-        t->stats[STAT_DECLINED]++;
-        return;
-    }
+/* Slot i takes the access a, which has not run when before_run: reads
+ * what its bytes hold now, captures its context, arms the watch. */
+static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const mem_access *a,
+                         uint64_t waddr, uint32_t wlen, int before_run)
+{
     /* An access that has not run yet (before_run) is primed: its own trap
      * (absorb_own_trap) takes the value it leaves. Until then the watch
      * holds what memory holds now, which is also the right reference if a
@@ -174,15 +169,15 @@ void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
         t->drops[DROP_UNREADABLE]++;
         return;
     }
-    uint32_t ctx = capture_context(t, uc, a.pc);
+    uint32_t ctx = capture_context(t, uc, a->pc);
     if (!ctx)
         return;
     watch_slot *s = &t->watch.slot[slot];
     if (s->armed)
         t->stats[STAT_REPLACED]++;
-    *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a.fp,
-                       .string = a.string && before_run,
-                       .value = value, .ctx = ctx, .sample_pc = a.pc, .seen = s->seen,
+    *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
+                       .string = a->string && before_run,
+                       .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
                        .epoch = t->epoch };
     if (arm(t, slot) < 0) {
         release(t, slot);   /* disables whatever the slot watched before */
@@ -190,6 +185,53 @@ void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
         return;
     }
     t->stats[STAT_ARMED]++;
+}
+
+/* The sampled access runs later with other registers: slot i stops the
+ * thread at its pc first (monitor_code_trap). */
+static void defer_access(thread_state *t, int slot, const mem_access *a)
+{
+    watch_slot *s = &t->watch.slot[slot];
+    if (s->armed)
+        t->stats[STAT_REPLACED]++;
+    *s = (watch_slot){ .armed = 1, .code = 1, .fp = a->fp, .sample_pc = a->pc, .seen = s->seen,
+                       .epoch = t->epoch };
+    if (io->arm_code(t, slot, a->pc) < 0) {
+        release(t, slot);
+        t->drops[DROP_UNREADABLE]++;
+        return;
+    }
+    t->stats[STAT_CODE_BREAKS]++;
+}
+
+void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
+{
+    mem_access a;
+    int before_run;
+    uint64_t waddr = 0;
+    uint32_t wlen = 0;
+
+    t->stats[STAT_SAMPLES]++;
+    retire_old_watches(t);
+    enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);
+    if (r == DROP_NONE)
+        r = unwatchable(t, uc, &a, &waddr, &wlen);
+    if (r != DROP_NONE) {
+        t->drops[r]++;
+        return;
+    }
+    /* Its own trap already ended any watch on these bytes; a second watch on
+     * them would only make the two slots trap together. */
+    int slot = !a.deferred && overlaps_armed(t, waddr, wlen) ? -1
+                                                             : watch_pick_within(&t->watch, t->budget.slot_limit);
+    if (slot < 0) {
+        t->stats[STAT_DECLINED]++;
+        return;
+    }
+    if (a.deferred)
+        defer_access(t, slot, &a);
+    else
+        watch_access(t, uc, slot, &a, waddr, wlen, before_run);
 }
 
 /* Stops slot i watching and reads what its bytes hold now (the watch must
@@ -218,6 +260,39 @@ static void absorb_own_trap(thread_state *t, int i)
         watch_release(&t->watch, i);
 }
 
+/* Slot i's code breakpoint: the deferred access is about to run, and the
+ * registers give its address. The slot becomes its primed watch. */
+static void monitor_code_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
+{
+    watch_slot *s = &t->watch.slot[i];
+    mem_access a;
+    uint64_t waddr = 0, pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    uint32_t wlen = 0;
+    uint8_t fp = s->fp;
+
+    io->disarm(t, i);
+    watch_release(&t->watch, i);
+    t->stats[STAT_CODE_HITS]++;
+    /* Asynchronous: it fired while SIGTRAP was blocked (in wasp's own
+     * handler running the same library code), so uc is elsewhere. */
+    enum drop_reason r = DROP_SPURIOUS_TRAP;
+    if (!(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC) && pc == s->sample_pc)
+        r = decode_access_at(pc, uc, &a);
+    if (r == DROP_NONE)
+        r = unwatchable(t, uc, &a, &waddr, &wlen);
+    if (r != DROP_NONE) {
+        t->drops[r]++;
+        return;
+    }
+    if (overlaps_armed(t, waddr, wlen)) {
+        t->stats[STAT_DECLINED]++;
+        return;
+    }
+    a.fp = fp;   /* decided with the block in view, where decode_access_at sees only the move */
+    s->seen = 1;
+    watch_access(t, uc, i, &a, waddr, wlen, 1);
+}
+
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
 {
     mem_access a;
@@ -226,6 +301,10 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
     if (i >= t->watch.nslots || !t->watch.slot[i].armed)
         return;  /* a trap that was already queued when the slot was freed */
     watch_slot *s = &t->watch.slot[i];
+    if (s->code) {
+        monitor_code_trap(t, si, uc, i);
+        return;
+    }
     if (s->epoch != __atomic_load_n(&current_epoch, __ATOMIC_ACQUIRE)) {
         t->drops[DROP_EPOCH]++;
         release(t, i);
@@ -285,6 +364,11 @@ static int perf_io_arm(thread_state *t, int i, uint64_t addr, uint32_t len, int 
     return perf_arm_breakpoint(t->bp_fd[i], &t->bp_attr[i], addr, len, rw);
 }
 
+static int perf_io_arm_code(thread_state *t, int i, uint64_t pc)
+{
+    return perf_arm_code_breakpoint(t->bp_fd[i], &t->bp_attr[i], pc);
+}
+
 static void perf_io_disarm(thread_state *t, int i)
 {
     perf_disarm_breakpoint(t->bp_fd[i], &t->bp_attr[i]);
@@ -292,6 +376,7 @@ static void perf_io_disarm(thread_state *t, int i)
 
 const monitor_io monitor_perf_io = {
     .arm = perf_io_arm,
+    .arm_code = perf_io_arm_code,
     .disarm = perf_io_disarm,
     .read = perf_io_read,
 };

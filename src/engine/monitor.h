@@ -22,6 +22,9 @@ typedef struct monitor_io {
     /* Points slot i of t at [addr, addr+len) and enables it; rw: reads
      * trap too. Returns 0 or -1. */
     int (*arm)(thread_state *t, int i, uint64_t addr, uint32_t len, int rw);
+    /* Points slot i at the instruction at pc: it traps before that runs.
+     * Returns 0 or -1. */
+    int (*arm_code)(thread_state *t, int i, uint64_t pc);
     /* Disables slot i; no trap of it arrives after this returns. */
     void (*disarm)(thread_state *t, int i);
     /* Reads len (1-8) bytes of program memory at addr without faulting.

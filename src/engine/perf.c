@@ -65,6 +65,15 @@ int perf_arm_breakpoint(int fd, struct perf_event_attr *attr, uint64_t addr, uin
     return ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, attr) < 0 ? -1 : 0;
 }
 
+int perf_arm_code_breakpoint(int fd, struct perf_event_attr *attr, uint64_t pc)
+{
+    attr->bp_addr = pc;
+    attr->bp_len = sizeof(long);   /* what x86 requires of an execute breakpoint */
+    attr->bp_type = HW_BREAKPOINT_X;
+    attr->disabled = 0;
+    return ioctl(fd, PERF_EVENT_IOC_MODIFY_ATTRIBUTES, attr) < 0 ? -1 : 0;
+}
+
 int perf_disarm_breakpoint(int fd, struct perf_event_attr *attr)
 {
     attr->disabled = 1;

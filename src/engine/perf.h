@@ -28,6 +28,11 @@ int perf_open_breakpoint(pid_t tid, uint64_t sig_data, struct perf_event_attr *a
  * rw selects read-or-write traps instead of write-only. Returns 0 or -1. */
 int perf_arm_breakpoint(int fd, struct perf_event_attr *attr, uint64_t addr, uint32_t len, int rw);
 
+/* Signal-safe. Points the breakpoint at the instruction at pc (an execute
+ * breakpoint: it traps before the instruction runs) and enables it.
+ * Returns 0 or -1. */
+int perf_arm_code_breakpoint(int fd, struct perf_event_attr *attr, uint64_t pc);
+
 /* Signal-safe. Disables the breakpoint. */
 int perf_disarm_breakpoint(int fd, struct perf_event_attr *attr);
 

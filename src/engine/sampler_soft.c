@@ -4,10 +4,10 @@
  * A per-thread task-clock event interrupts the thread every `interval` of its
  * CPU time. The sample lands right after the instruction that just retired
  * in nearly every case (98-99.9% of samples, measured on this VM). We decode forward from the
- * function start the front end knows and take the nearest access of the
- * wanted kind in the straight-line code that just ran (decode.h). Without a
- * known start we fall back to the instruction at the pc, which has not run
- * yet.
+ * function start the front end knows to find the pc's basic block, and draw
+ * one access of the wanted kind from it, each equally likely (decode.h).
+ * Without a known start we fall back to the instruction at the pc, which
+ * has not run yet.
  */
 #include "sampler.h"
 
@@ -42,10 +42,9 @@ static void soft_thread_stop(thread_state *t)
 static enum drop_reason soft_take(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
                                   const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run)
 {
-    (void)t;
     (void)si;
     *before_run = 0;
-    enum drop_reason r = locate_sampled_access(fe, uc, want, out);
+    enum drop_reason r = locate_sampled_access(fe, uc, want, watch_random(&t->watch), out);
     if (r != DROP_NO_BOUNDARY) {
         *before_run = r == DROP_NONE && out->ahead;
         return r;

@@ -42,6 +42,8 @@ enum thread_stat {
     STAT_CHECKPOINT_NS,  /* their cost: the checkpoint thread's CPU time to copy, build, write */
     STAT_CHECKPOINT_PAUSE_NS,  /* how long the thread's handler stood aside for the copies */
     STAT_CHECKPOINT_SKIPPED,   /* samples and traps that arrived meanwhile (atomic: the handler's) */
+    STAT_CODE_BREAKS,    /* samples whose access a code breakpoint was set to take (decode.h) */
+    STAT_CODE_HITS,      /* code breakpoints that fired */
     STAT_COUNT
 };
 

@@ -78,6 +78,7 @@ void watch_release(watch_set *w, int i)
 {
     w->slot[i].armed = 0;
     w->slot[i].priming = 0;
+    w->slot[i].code = 0;
     w->slot[i].seen = 0;
 }
 

@@ -14,6 +14,7 @@
 typedef struct watch_slot {
     int armed;
     int priming;        /* armed BEFORE the sampled access ran: absorb its own trap */
+    int code;           /* a code breakpoint at sample_pc: the sampled access has not run (decode.h) */
     uint64_t addr;      /* watched bytes: [addr, addr+len), len 1/2/4/8, aligned */
     uint32_t len;
     uint8_t fp;         /* enum access_fp of the sampled access */

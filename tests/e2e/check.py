@@ -15,6 +15,7 @@ usage: check.py REPORT.json [options]
                          libc frame has no file or line) and whose trap leaf
                          is TRAP, with a non-zero fraction.
   --min-drop NAME N      the report's drops.NAME must be at least N.
+  --min-stat NAME N      the report's stats.NAME must be at least N.
   --top N                how far down --pair may be (default 3)
   --first                the first --pair must be the report's largest pair by
                          --field (fraction, or approx_fraction), not just in the
@@ -175,6 +176,10 @@ def check(args):
     for watch, trap in args.absent:
         if any(matches(p, watch, trap) for p in pairs):
             raise Fail("pair %s -> %s is in the report, expected absent" % (fmt(watch), fmt(trap)))
+    for name, least in args.min_stat:
+        got = (rep.get("stats") or {}).get(name, 0)
+        if got < least:
+            raise Fail("stats.%s is %r, expected at least %d" % (name, got, least))
     for name, least in args.min_drop:
         got = (rep.get("drops") or {}).get(name, 0)
         if got < least:
@@ -273,6 +278,7 @@ def main():
     ap.add_argument("--absent", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
     ap.add_argument("--insn-pair", nargs=2, action="append", default=[], metavar=("PREFIX", "TRAP"))
     ap.add_argument("--min-drop", nargs=2, action="append", default=[], metavar=("NAME", "N"))
+    ap.add_argument("--min-stat", nargs=2, action="append", default=[], metavar=("NAME", "N"))
     ap.add_argument("--top", type=int, default=3)
     ap.add_argument("--first", action="store_true")
     ap.add_argument("--sampler")
@@ -290,6 +296,7 @@ def main():
     args.absent = [(parse_frame(w), parse_frame(t)) for w, t in args.absent]
     args.insn_pair = [(prefix, parse_frame(t)) for prefix, t in args.insn_pair]
     args.min_drop = [(name, int(n)) for name, n in args.min_drop]
+    args.min_stat = [(name, int(n)) for name, n in args.min_stat]
     if args.merged and not (args.rundir and args.pair):
         ap.error("--merged needs --rundir and a --pair")
     try:

@@ -6,6 +6,7 @@
  */
 #include "decode.h"
 #include "harness.h"
+#include "watch.h"
 
 #include <asm/prctl.h>
 #include <errno.h>
@@ -461,89 +462,136 @@ TEST(before_sweep_limit)
     CHECK_EQ_U(decode_access_before(f + 70 * 1024, f, f + n, &uc, &a), DROP_NO_BOUNDARY);
 }
 
-/* A loop: the head (offset 0) is a branch target, so the straight-line run
- * a sample looks back over starts there. */
+/* A loop with two stores: the head (offset 0) is a branch target, so the
+ * basic block every sample in the body draws from starts there. */
 static const uint8_t sampled_loop[] = {
     0x48, 0x83, 0xc1, 0x01, /* 0:  add $1,%rcx          loop head */
-    0x48, 0x89, 0x02,       /* 4:  mov %rax,(%rdx)      store via rdx */
-    0x8b, 0x1e,             /* 7:  mov (%rsi),%ebx      load via rsi */
-    0x48, 0x83, 0xc6, 0x04, /* 9:  add $4,%rsi          clobbers rsi */
-    0x48, 0xff, 0xc7,       /* 13: inc %rdi */
-    0x75, 0xee,             /* 16: jne 0 */
-    0xc3,                   /* 18: ret */
+    0x48, 0x89, 0x02,       /* 4:  mov %rax,(%rdx)      store A */
+    0x48, 0x89, 0x5a, 0x08, /* 7:  mov %rbx,0x8(%rdx)   store B */
+    0x8b, 0x1e,             /* 11: mov (%rsi),%ebx      load via rsi */
+    0x48, 0x83, 0xc2, 0x10, /* 13: add $16,%rdx         moves both stores' base */
+    0x48, 0xff, 0xcf,       /* 17: dec %rdi */
+    0x75, 0xeb,             /* 20: jne 0 */
+    0xc3,                   /* 22: ret */
 };
 
-static enum drop_reason sampled_at(uint64_t f, size_t n, unsigned off, uint8_t want, mem_access *a)
+static enum drop_reason sampled_at(uint64_t f, size_t n, unsigned off, uint8_t want, uint64_t draw,
+                                   mem_access *a)
 {
     ucontext_t uc = uc_from_regs();
-    return decode_access_sampled(f + off, f, f + n, want, &uc, a);
+    return decode_access_sampled(f + off, f, f + n, want, draw, &uc, a);
 }
 
-TEST(sampled_looks_back_along_straight_line_code)
+/* Which store draw d gives to a sample at off, and how it is taken. */
+static void check_drawn(uint64_t f, unsigned off, uint64_t draw, unsigned store_off, uint64_t addr,
+                        int ahead, int deferred)
+{
+    mem_access a;
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, off, ACCESS_STORE, draw, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + store_off);
+    CHECK_EQ_U(a.addr, addr);
+    CHECK_EQ_U(a.ahead, ahead);
+    CHECK_EQ_U(a.deferred, deferred);
+    CHECK_EQ_U(a.kind, ACCESS_STORE);
+    CHECK_EQ_U(a.size, 8);
+}
+
+TEST(sampled_draws_each_access_of_the_block)
 {
     uint8_t *p = map_code(sampled_loop, sizeof sampled_loop);
     CHECK(p != NULL);
     if (!p)
         return;
     uint64_t f = (uint64_t)p;
-    mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x1000;
     regs[REG_RSI] = 0x2000;
-    static const unsigned after_store[] = { 7, 9, 13, 16, 18 };
-    for (unsigned i = 0; i < sizeof after_store / sizeof after_store[0]; i++) {
-        CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, after_store[i], ACCESS_STORE, &a), DROP_NONE);
-        CHECK_EQ_U(a.pc, f + 4);
-        check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
-    }
-    /* Before the store, in the run that starts at the loop head: nothing
-     * behind, so the store ahead, which has not run yet. */
-    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 4, ACCESS_STORE, &a), DROP_NONE);
-    CHECK_EQ_U(a.pc, f + 4);
-    CHECK(a.ahead);
-    check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
-    /* The load, while its address register still holds its address. */
-    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 9, ACCESS_LOAD, &a), DROP_NONE);
-    CHECK_EQ_U(a.pc, f + 7);
+    /* At the loop head (where QEMU's timer always lands): both ahead,
+     * whichever the draw names, not always the nearest. */
+    check_drawn(f, 0, 0, 4, 0x1000, 1, 0);
+    check_drawn(f, 0, 1, 7, 0x1008, 1, 0);
+    check_drawn(f, 0, 7, 7, 0x1008, 1, 0);   /* draw mod 2 */
+    /* Between them: A ran, B is next. */
+    check_drawn(f, 7, 0, 4, 0x1000, 0, 0);
+    check_drawn(f, 7, 1, 7, 0x1008, 1, 0);
+    /* Both ran, base unchanged since: from the registers. */
+    check_drawn(f, 13, 0, 4, 0x1000, 0, 0);
+    check_drawn(f, 13, 1, 7, 0x1008, 0, 0);
+    /* After "add $16,%rdx" neither address is in the registers: deferred
+     * to a code breakpoint, which takes it on the next pass. */
+    check_drawn(f, 17, 0, 4, 0, 0, 1);
+    check_drawn(f, 20, 1, 7, 0, 0, 1);
+    /* The load: from rsi, which nothing changes. */
+    mem_access a;
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 20, ACCESS_LOAD, 5, &a), DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 11);
     check_access(&a, 0x2000, 4, ACCESS_LOAD, ACCESS_INT);
-    /* After "add $4,%rsi" its address is gone, and a store is no load. */
-    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 13, ACCESS_LOAD, &a), DROP_NOT_MEMORY);
-    /* Cached answers agree. */
+    /* Cached answers agree, and still follow the draw. */
     ucontext_t uc = uc_from_regs();
     enum drop_reason r;
-    CHECK(decode_access_sampled_cached(f + 13, ACCESS_STORE, &uc, &a, &r) == 1);
+    CHECK(decode_access_sampled_cached(f + 13, ACCESS_STORE, 1, &uc, &a, &r) == 1);
     CHECK_EQ_U(r, DROP_NONE);
+    CHECK_EQ_U(a.pc, f + 7);
+    CHECK(decode_access_sampled_cached(f + 13, ACCESS_STORE, 2, &uc, &a, &r) == 1);
     CHECK_EQ_U(a.pc, f + 4);
-    CHECK(decode_access_sampled_cached(f + 13, ACCESS_LOAD, &uc, &a, &r) == 1);
-    CHECK_EQ_U(r, DROP_NOT_MEMORY);
-    CHECK(decode_access_sampled_cached(f + 11, ACCESS_STORE, &uc, &a, &r) == 0);
+    CHECK(decode_access_sampled_cached(f + 17, ACCESS_STORE, 0, &uc, &a, &r) == 1);
+    CHECK(r == DROP_NONE && a.deferred && a.pc == f + 4);
+    CHECK(decode_access_sampled_cached(f + 15, ACCESS_STORE, 0, &uc, &a, &r) == 0);
 }
 
-TEST(sampled_stops_at_calls)
+/* Every draw over many samples: each store of the block equally often. */
+TEST(sampled_draws_are_uniform)
+{
+    uint8_t *p = map_code(sampled_loop, sizeof sampled_loop);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    unsigned at_b = 0, n = 1000;
+    watch_set w;
+    watch_init(&w, 4, 12345);
+    for (unsigned i = 0; i < n; i++) {
+        mem_access a;
+        CHECK_EQ_U(sampled_at((uint64_t)p, sizeof sampled_loop, 0, ACCESS_STORE, watch_random(&w), &a),
+                   DROP_NONE);
+        at_b += a.pc == (uint64_t)p + 7;
+    }
+    /* Binomial(1000, 0.5): 450..550 is more than 3 standard deviations. */
+    CHECK(at_b >= 450 && at_b <= 550);
+}
+
+TEST(sampled_blocks_end_at_branches_and_calls)
 {
     static const uint8_t code[] = {
         0x48, 0x89, 0x02,             /* 0: mov %rax,(%rdx) */
         0xe8, 0x00, 0x00, 0x00, 0x00, /* 3: call 8 */
         0x48, 0x83, 0xc1, 0x01,       /* 8: add $1,%rcx */
-        0xc3,                         /* 12: ret */
+        0x75, 0x03,                   /* 12: jne 17 */
+        0x48, 0x89, 0x01,             /* 14: mov %rax,(%rcx) */
+        0xc3,                         /* 17: ret */
     };
     uint8_t *p = map_code(code, sizeof code);
     CHECK(p != NULL);
     if (!p)
         return;
+    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x3000;
-    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 3, ACCESS_STORE, &a), DROP_NONE);
+    regs[REG_RCX] = 0x5000;
+    CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 1, &a), DROP_NONE);
     CHECK_EQ_U(a.addr, 0x3000);
-    /* A callee may have changed %rdx: the store is out of reach. */
-    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 12, ACCESS_STORE, &a), DROP_NOT_MEMORY);
-    /* Right after the call: what ran before rip was the callee's ret. */
-    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof code, 8, ACCESS_STORE, &a), DROP_BRANCH_TARGET);
+    /* After the call a new block begins, without a store of its own. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 8, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 12, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
+    /* Past the conditional branch (it fell through): the store after it. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == f + 14 && a.addr == 0x5000);
+    /* The branch's target starts a block of its own, whichever way it came. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 17, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
 }
 
-/* A spill to the stack and a constant load between the heap store and the
- * pc: with the skip flags the look-back passes over them to the store. */
+/* A spill to the stack and a constant load beside the heap store: with
+ * the skip flags they are not candidates. */
 TEST(sampled_skips_stack_slots_and_constants)
 {
     static const uint8_t code[] = {
@@ -563,31 +611,33 @@ TEST(sampled_skips_stack_slots_and_constants)
     regs_clear();
     regs[REG_RDX] = 0x7000;
     regs[REG_RSP] = 0x9000;
-    /* Without flags the nearest store is the spill, the nearest load the reload. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_STORE, &a), DROP_NONE);
+    /* Without flags: two stores and two loads to draw from. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_STORE, 1, &a), DROP_NONE);
     CHECK_EQ_U(a.pc, f + 3);
     CHECK(a.base_rsp && !a.rip_relative);
-    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD, &a), DROP_NONE);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD, 1, &a), DROP_NONE);
     CHECK_EQ_U(a.pc, f + 15);
-    /* Skipping rsp: the heap store; the constant load for loads. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_STORE | ACCESS_SKIP_RSP, &a), DROP_NONE);
-    CHECK_EQ_U(a.pc, f);
+    /* Skipping rsp: only the heap store; only the constant load. */
+    for (uint64_t d = 0; d < 3; d++) {
+        CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_STORE | ACCESS_SKIP_RSP, d, &a), DROP_NONE);
+        CHECK_EQ_U(a.pc, f);
+    }
     check_access(&a, 0x7000, 8, ACCESS_STORE, ACCESS_INT);
     CHECK(!a.base_rsp && !a.rip_relative);
-    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP, &a), DROP_NONE);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP, 1, &a), DROP_NONE);
     CHECK_EQ_U(a.pc, f + 8);
     CHECK(a.rip_relative);
     CHECK_EQ_U(a.addr, f + 15 + 0x10);
     /* Only an r15 base sets base_r15 (sampled_skips_the_thread_register). */
     CHECK(!a.base_r15);
     /* Skipping both: no load is left. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP | ACCESS_SKIP_RIP, &a),
+    CHECK_EQ_U(sampled_at(f, sizeof code, 24, ACCESS_LOAD | ACCESS_SKIP_RSP | ACCESS_SKIP_RIP, 0, &a),
                DROP_NOT_MEMORY);
     /* Each combination is cached under its own key. */
     ucontext_t uc = uc_from_regs();
     enum drop_reason r;
-    CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE, &uc, &a, &r) == 1 && a.pc == f + 3);
-    CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE | ACCESS_SKIP_RSP, &uc, &a, &r) == 1 &&
+    CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE, 1, &uc, &a, &r) == 1 && a.pc == f + 3);
+    CHECK(decode_access_sampled_cached(f + 24, ACCESS_STORE | ACCESS_SKIP_RSP, 1, &uc, &a, &r) == 1 &&
           a.pc == f);
 }
 
@@ -609,45 +659,44 @@ TEST(sampled_skips_the_thread_register)
     regs_clear();
     regs[REG_RDX] = 0x7000;
     regs[REG_R15] = 0xa000;
-    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, &a), DROP_NONE);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 1, &a), DROP_NONE);
     CHECK_EQ_U(a.pc, f + 3);
     CHECK(a.base_r15);
     CHECK_EQ_U(a.addr, 0xa108);
-    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE | ACCESS_SKIP_R15, &a), DROP_NONE);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE | ACCESS_SKIP_R15, 1, &a), DROP_NONE);
     CHECK_EQ_U(a.pc, f);
     CHECK(!a.base_r15);
 }
 
-/* Ahead: only while the address registers keep their values, and never
- * past a branch (the access may not run). */
-TEST(sampled_looks_ahead_within_straight_line_code)
+/* An access whose registers change between it and the pc is deferred, with
+ * what can be known without them; one that overwrote its own base too. */
+TEST(sampled_defers_what_the_registers_no_longer_give)
 {
     static const uint8_t moved[] = {
         0x48, 0x83, 0xc1, 0x01, /* 0: add $1,%rcx */
         0x48, 0x83, 0xc2, 0x08, /* 4: add $8,%rdx       changes the store's base */
-        0x48, 0x89, 0x02,       /* 8: mov %rax,(%rdx) */
-        0xc3,                   /* 11: ret */
+        0x89, 0x02,             /* 8: mov %eax,(%rdx) */
+        0x48, 0x8b, 0x36,       /* 10: mov (%rsi),%rsi  overwrites its own base */
+        0xc3,                   /* 13: ret */
     };
-    static const uint8_t branch[] = {
-        0x48, 0x83, 0xc1, 0x01, /* 0: add $1,%rcx */
-        0x75, 0x03,             /* 4: jne 9 */
-        0x48, 0x89, 0x02,       /* 6: mov %rax,(%rdx) */
-        0xc3,                   /* 9: ret */
-    };
-    uint8_t *p = map_code(moved, sizeof moved), *q = map_code(branch, sizeof branch);
-    CHECK(p != NULL && q != NULL);
-    if (!p || !q)
+    uint8_t *p = map_code(moved, sizeof moved);
+    CHECK(p != NULL);
+    if (!p)
         return;
+    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x4000;
-    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof moved, 4, ACCESS_STORE, &a), DROP_NOT_MEMORY);
-    CHECK_EQ_U(sampled_at((uint64_t)p, sizeof moved, 8, ACCESS_STORE, &a), DROP_NONE);
-    CHECK(a.ahead && a.pc == (uint64_t)p + 8 && a.addr == 0x4000);
-    CHECK_EQ_U(sampled_at((uint64_t)q, sizeof branch, 4, ACCESS_STORE, &a), DROP_NOT_MEMORY);
-    /* Past the branch (it fell through): the store is next again. */
-    CHECK_EQ_U(sampled_at((uint64_t)q, sizeof branch, 6, ACCESS_STORE, &a), DROP_NONE);
-    CHECK(a.ahead && a.pc == (uint64_t)q + 6);
+    regs[REG_RSI] = 0x6000;
+    CHECK_EQ_U(sampled_at(f, sizeof moved, 4, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.deferred && !a.ahead && a.pc == f + 8 && a.addr == 0);
+    CHECK(a.size == 4 && a.kind == ACCESS_STORE);
+    CHECK_EQ_U(sampled_at(f, sizeof moved, 8, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.ahead && !a.deferred && a.pc == f + 8 && a.addr == 0x4000);
+    CHECK_EQ_U(sampled_at(f, sizeof moved, 13, ACCESS_LOAD, 0, &a), DROP_NONE);
+    CHECK(a.deferred && a.pc == f + 10 && a.size == 8 && a.kind == ACCESS_LOAD);
+    CHECK_EQ_U(sampled_at(f, sizeof moved, 10, ACCESS_LOAD, 0, &a), DROP_NONE);
+    CHECK(a.ahead && !a.deferred && a.addr == 0x6000);
 }
 
 /* Traps without a known boundary: the watched address picks the split. */
@@ -723,11 +772,12 @@ int main(void)
     RUN(before_uses_cache);
     RUN(before_forward_branch);
     RUN(before_decode_failure);
-    RUN(sampled_looks_back_along_straight_line_code);
-    RUN(sampled_stops_at_calls);
+    RUN(sampled_draws_each_access_of_the_block);
+    RUN(sampled_draws_are_uniform);
+    RUN(sampled_blocks_end_at_branches_and_calls);
     RUN(sampled_skips_stack_slots_and_constants);
     RUN(sampled_skips_the_thread_register);
-    RUN(sampled_looks_ahead_within_straight_line_code);
+    RUN(sampled_defers_what_the_registers_no_longer_give);
     RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
     RUN(format_text);

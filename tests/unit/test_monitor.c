@@ -34,11 +34,13 @@ static const uint8_t add8[] = { 0x48, 0x01, 0x02, 0xc3 };
 static const uint8_t rep_stosb[] = { 0xf3, 0xaa, 0xc3 };
 /* mov %rax,(%rdx); mov %rax,(%rdx); ret: a second function, for contexts */
 static const uint8_t store8_again[] = { 0x48, 0x89, 0x02, 0x48, 0x89, 0x02, 0xc3 };
+/* mov %rax,(%rdx); add $8,%rdx; ret: after the add, the store's address is gone */
+static const uint8_t store_advance[] = { 0x48, 0x89, 0x02, 0x48, 0x83, 0xc2, 0x08, 0xc3 };
 
 static const struct { const uint8_t *code; size_t len; } functions[] = {
     { store8, sizeof store8 }, { store4, sizeof store4 }, { load8, sizeof load8 },
     { store_f64, sizeof store_f64 }, { add8, sizeof add8 }, { rep_stosb, sizeof rep_stosb },
-    { store8_again, sizeof store8_again },
+    { store8_again, sizeof store8_again }, { store_advance, sizeof store_advance },
 };
 
 static uint64_t data[16] __attribute__((aligned(64)));
@@ -84,6 +86,7 @@ static const engine_frontend fake_frontend = {
 
 static struct {
     int armed;
+    int code;    /* an execute breakpoint at addr */
     uint64_t addr;
     uint32_t len;
     int rw;
@@ -93,9 +96,19 @@ static int fake_arm(thread_state *t, int i, uint64_t addr, uint32_t len, int rw)
 {
     (void)t;
     slot_hw[i].armed = 1;
+    slot_hw[i].code = 0;
     slot_hw[i].addr = addr;
     slot_hw[i].len = len;
     slot_hw[i].rw = rw;
+    return 0;
+}
+
+static int fake_arm_code(thread_state *t, int i, uint64_t pc)
+{
+    (void)t;
+    slot_hw[i].armed = 1;
+    slot_hw[i].code = 1;
+    slot_hw[i].addr = pc;
     return 0;
 }
 
@@ -110,7 +123,7 @@ static int real_read(const thread_state *t, uint64_t addr, uint32_t len, uint64_
     return monitor_perf_io.read(t, addr, len, v);
 }
 
-static const monitor_io fake_io = { fake_arm, fake_disarm, real_read };
+static const monitor_io fake_io = { fake_arm, fake_arm_code, fake_disarm, real_read };
 
 /* ---- one thread, fresh for each test ---- */
 
@@ -238,6 +251,50 @@ TEST(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed)
     trap(t, 0, at(store8, 3), &data[0], 5);   /* the next round stores 5 again */
     const pair_entry *p = only_pair(t);
     CHECK(p && p->wasteful == 8);
+    thread_end(t);
+}
+
+/* The sample lands after "add $8,%rdx": the store's address is no longer
+ * in the registers, so a code breakpoint stops the next pass just before
+ * the store, where they give it; from there it is a primed watch. */
+TEST(an_access_the_registers_lost_is_taken_by_a_code_breakpoint)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    data[1] = 3;
+    sample(t, at(store_advance, 7), &data[2], 3);
+    CHECK_EQ_U(t->stats[STAT_CODE_BREAKS], 1);
+    CHECK_EQ_U(t->stats[STAT_ARMED], 0);
+    CHECK(slot_hw[0].armed && slot_hw[0].code && slot_hw[0].addr == at(store_advance, 0));
+    CHECK(t->watch.slot[0].armed && t->watch.slot[0].code);
+    trap(t, 0, at(store_advance, 0), &data[1], 3);   /* the next pass, before the store */
+    CHECK_EQ_U(t->stats[STAT_CODE_HITS], 1);
+    CHECK_EQ_U(t->stats[STAT_ARMED], 1);
+    CHECK(slot_hw[0].armed && !slot_hw[0].code && slot_hw[0].addr == (uint64_t)(uintptr_t)&data[1]);
+    CHECK(t->watch.slot[0].priming && !t->watch.slot[0].code);
+    trap(t, 0, at(store_advance, 3), &data[1], 3);   /* the store itself: absorbed */
+    CHECK_EQ_U(t->stats[STAT_PRIMED], 1);
+    trap(t, 0, at(store8, 3), &data[1], 3);          /* 3 stored again */
+    const pair_entry *p = only_pair(t);
+    CHECK(p && p->wasteful == 8);
+    thread_end(t);
+}
+
+TEST(a_code_breakpoint_that_stops_elsewhere_is_spurious)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    sample(t, at(store_advance, 7), &data[2], 3);
+    trap(t, 0, at(store_advance, 3), &data[1], 3);   /* not the breakpoint's pc */
+    CHECK_EQ_U(t->drops[DROP_SPURIOUS_TRAP], 1);
+    CHECK(!slot_hw[0].armed && !t->watch.slot[0].armed);
+    /* Fired while wasp's own handler ran the same code (SIGTRAP blocked). */
+    sample(t, at(store_advance, 7), &data[2], 3);
+    ucontext_t uc = context(at(store_advance, 0), &data[1], 3);
+    siginfo_t si = sync_info();
+    uint32_t async = WASP_TRAP_PERF_FLAG_ASYNC;
+    memcpy((char *)&si + 36, &async, sizeof async);
+    monitor_trap(t, &si, &uc, 0);
+    CHECK_EQ_U(t->drops[DROP_SPURIOUS_TRAP], 2);
+    CHECK_EQ_U(t->stats[STAT_ARMED], 0);
     thread_end(t);
 }
 
@@ -443,5 +500,7 @@ int main(void)
     RUN(an_unreadable_address_is_dropped_not_read);
     RUN(a_trap_on_a_freed_slot_is_counted_and_ignored);
     RUN(a_sampled_rep_stos_watches_its_last_byte_until_it_passes);
+    RUN(an_access_the_registers_lost_is_taken_by_a_code_breakpoint);
+    RUN(a_code_breakpoint_that_stops_elsewhere_is_spurious);
     return HARNESS_EXIT();
 }

@@ -1,0 +1,194 @@
+/*
+ * decode_choose.c - which access a timer sample takes: one drawn uniformly
+ * from the accesses of the wanted kind in the sample's basic block.
+ *
+ * Why not the access nearest the pc: where the timer lands depends on the
+ * pipeline, not on how often each access runs. It lands behind long-latency
+ * instructions and, under QEMU TCG, only at block starts, so "the nearest
+ * access" made one store of a two-store loop take ~91% of the samples on
+ * hardware and 100% under TCG, and left the store after a multiply almost
+ * none. Drawing uniformly within the block makes every access of a block
+ * equally likely per execution, whatever the timer does inside it; across
+ * blocks the weight stays the time spent in each (docs/how-it-works.md).
+ *
+ * A drawn access is taken from the registers when they still hold its
+ * address (it ran earlier in the block and nothing since wrote its base or
+ * index, or it runs later and nothing before it does). Otherwise the sample
+ * defers it: a code breakpoint at its pc (monitor.c) stops the thread just
+ * before it runs, where its registers are exact. That costs one trap, not
+ * the up-to-dozens of single steps EFLAGS.TF would need to walk there.
+ *
+ * Signal context: no malloc, no locks, no stdio.
+ */
+#include "decode_internal.h"
+#include "fpness.h"
+
+#define CHOOSE_MAX_INSNS 64u  /* a block scan stops here */
+#define CHOOSE_MAX_BYTES 512u
+
+typedef struct block_scan {
+    uint64_t pc[CHOOSE_MAX_INSNS];      /* instruction starts, from the block start */
+    uint32_t written[CHOOSE_MAX_INSNS]; /* GPRs each one writes */
+    uint32_t uses[CHOOSE_MAX_INSNS];    /* a candidate's address registers */
+    uint8_t cand[CHOOSE_MAX_INSNS];     /* indices of the candidates */
+    unsigned n, ncand;
+} block_scan;
+
+static int decode_is_barrier(const ZydisDecodedInstruction *in)
+{
+    switch (in->meta.category) {
+    case ZYDIS_CATEGORY_CALL:
+    case ZYDIS_CATEGORY_RET:
+    case ZYDIS_CATEGORY_UNCOND_BR:
+    case ZYDIS_CATEGORY_SYSCALL:
+    case ZYDIS_CATEGORY_INTERRUPT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int decode_ends_block(const ZydisDecodedInstruction *in)
+{
+    return decode_is_barrier(in) || in->meta.category == ZYDIS_CATEGORY_COND_BR;
+}
+
+static uint32_t decode_reg_bit(ZydisRegister r)
+{
+    int g = decode_greg(r);
+    return g < 0 ? 0 : 1u << g;
+}
+
+/* GPRs the instruction writes, explicitly or implicitly (push writes rsp). */
+static uint32_t decode_written(const decode_insn *d)
+{
+    uint32_t w = 0;
+    for (unsigned i = 0; i < d->in.operand_count; i++) {
+        const ZydisDecodedOperand *o = &d->ops[i];
+        if (o->type == ZYDIS_OPERAND_TYPE_REGISTER && (o->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE))
+            w |= decode_reg_bit(o->reg.value);
+    }
+    return w;
+}
+
+static int decode_kind_matches(const ZydisDecodedOperand *m, uint8_t want)
+{
+    int load = (m->actions & ZYDIS_OPERAND_ACTION_MASK_READ) != 0;
+    int store = (m->actions & ZYDIS_OPERAND_ACTION_MASK_WRITE) != 0;
+    return (want & ACCESS_RMW) == ACCESS_LOAD ? load && !store : store;
+}
+
+static int decode_skipped(const ZydisDecodedOperand *m, uint8_t want)
+{
+    return ((want & ACCESS_SKIP_RSP) && decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP) ||
+           ((want & ACCESS_SKIP_RIP) && decode_is_rip(m->mem.base)) ||
+           ((want & ACCESS_SKIP_R15) && decode_widest(m->mem.base) == ZYDIS_REGISTER_R15);
+}
+
+/* Whether d is an access of the wanted kind whose address registers are
+ * GPRs (or none, or rip); sets *uses to them. Branches are not candidates:
+ * an indirect call's load is not data the program chose to move. */
+static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t *uses)
+{
+    const ZydisDecodedOperand *m = NULL;
+    if (decode_ends_block(&d->in) || decode_mem_operand(d, &m) != DROP_NONE ||
+        !decode_kind_matches(m, want) || decode_skipped(m, want))
+        return 0;
+    *uses = decode_reg_bit(m->mem.index);
+    if (m->mem.index != ZYDIS_REGISTER_NONE && !*uses)
+        return 0;   /* a vector index (VSIB) */
+    if (!decode_is_rip(m->mem.base) && m->mem.base != ZYDIS_REGISTER_NONE) {
+        if (decode_greg(m->mem.base) < 0)
+            return 0;
+        *uses |= decode_reg_bit(m->mem.base);
+    }
+    return 1;
+}
+
+/* Decodes the block from its start up to and including the instruction
+ * that ends it (a branch, call, return), at most CHOOSE_MAX_INSNS. */
+static int scan_block(uint64_t start, uint8_t want, block_scan *b)
+{
+    uint64_t pc = start;
+    b->n = b->ncand = 0;
+    while (b->n < CHOOSE_MAX_INSNS && pc - start < CHOOSE_MAX_BYTES) {
+        decode_insn d;
+        if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
+            return b->n ? 0 : -1;
+        unsigned i = b->n++;
+        b->pc[i] = pc;
+        b->written[i] = decode_written(&d);
+        b->uses[i] = 0;
+        if (decode_candidate(&d, want, &b->uses[i]))
+            b->cand[b->ncand++] = (uint8_t)i;
+        if (decode_ends_block(&d.in))
+            break;
+        pc += d.in.length;
+    }
+    return 0;
+}
+
+unsigned decode_block_candidates(uint64_t start, uint8_t want)
+{
+    block_scan b;
+    return scan_block(start, want, &b) < 0 ? 0 : b.ncand;
+}
+
+/* Index of the first instruction at or after rip. */
+static unsigned index_of(const block_scan *b, uint64_t rip)
+{
+    unsigned i = 0;
+    while (i < b->n && b->pc[i] < rip)
+        i++;
+    return i;
+}
+
+/* Registers written between instructions lo (inclusive) and hi (exclusive). */
+static uint32_t written_between(const block_scan *b, unsigned lo, unsigned hi)
+{
+    uint32_t w = 0;
+    for (unsigned i = lo; i < hi; i++)
+        w |= b->written[i];
+    return w;
+}
+
+/* A deferred access: everything about it that does not depend on
+ * registers (kind, width, how it is addressed); the address comes when
+ * its code breakpoint stops the thread. */
+static enum drop_reason describe_deferred(const decode_insn *d, uint64_t pc, mem_access *out)
+{
+    static const ucontext_t no_registers;
+    enum drop_reason r = decode_live(d, pc, &no_registers, 0, out);
+    out->addr = 0;
+    out->deferred = 1;
+    return r;
+}
+
+enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint64_t draw,
+                               const ucontext_t *uc, mem_access *out)
+{
+    block_scan b;
+    decode_insn d;
+    if (scan_block(start, want, &b) < 0)
+        return DROP_DECODE_FAILED;
+    if (b.ncand == 0)
+        return DROP_NOT_MEMORY;
+    unsigned c = b.cand[draw % b.ncand], at = index_of(&b, rip);
+    if (at >= b.n || b.pc[at] != rip)
+        return DROP_NO_BOUNDARY;   /* the code changed since its block was cached */
+    uint64_t pc = b.pc[c];
+    if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
+        return DROP_DECODE_FAILED;
+    enum drop_reason r;
+    *out = (mem_access){ 0 };
+    if (c < at && !(b.uses[c] & written_between(&b, c, at)))
+        r = decode_live(&d, pc, uc, 1, out);        /* ran, registers still hold its address */
+    else if (c >= at && !(b.uses[c] & written_between(&b, at, c))) {
+        r = decode_live(&d, pc, uc, 0, out);        /* runs next, registers already hold it */
+        out->ahead = 1;
+    } else
+        r = describe_deferred(&d, pc, out);
+    if (r == DROP_NONE)
+        out->fp = fpness_of(&d, pc, b.pc, c);
+    return r;
+}

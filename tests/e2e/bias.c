@@ -1,0 +1,105 @@
+/*
+ * bias.c - planted loops that a sampler weighting accesses by where the
+ * timer lands gets wrong (wasp e2e test, silent-store mode; docs/testing.md,
+ * "The time-weighting caveat").
+ *
+ * Each kernel runs over arrays of N longs or doubles, once per round; every
+ * round stores the same value again where the comment says "silent" and a
+ * new value where it says "changes". A store's next store to the same bytes
+ * is by the same instruction one round later, so the analytic program
+ * fraction is the share of stored bytes whose store is silent:
+ *
+ *   two_stores  50%  one silent and one changing store instruction in one
+ *                    loop body (the nearest-access sampler read ~91%, and
+ *                    0% or 100% under QEMU, where the timer lands only at
+ *                    the loop head)
+ *   fp_mul      50%  a silent FP store right behind a long-latency multiply
+ *                    (it got almost no samples) and a changing one before it
+ *   odd_even    50%  one store instruction, silent at odd elements and
+ *                    changing at even ones (period-2 timer patterns read
+ *                    20-30%)
+ *   ratio       75%  three silent store instructions and one changing one
+ *                    per iteration (counts 3:1 on different instructions)
+ *   scatter     50%  a[perm[i]] = odd i ? 5 : new: the store's index is
+ *                    loaded in the same block, so a sample at the block
+ *                    start (where QEMU's timer lands) cannot compute its
+ *                    address and a code breakpoint must take it
+ *
+ * Usage: bias KERNEL [SCALE]   (SCALE multiplies the number of rounds)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 4096
+
+static long ia[N], ib[N], ic[N], id[N];
+static int perm[N];
+static double fa[N], fy[N];
+
+__attribute__((noinline)) void two_stores(long *a, long *b, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        a[i] = 7;      /* PLANT: two-silent */
+        b[i] = r + i;  /* PLANT: two-changes */
+    }
+}
+
+__attribute__((noinline)) void fp_mul(double *a, long *b, const double *y, double k, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        b[i] = r ^ i;       /* PLANT: fp-changes */
+        a[i] = y[i] * k;    /* PLANT: fp-silent */
+    }
+}
+
+__attribute__((noinline)) void odd_even(long *a, long n, long r)
+{
+    for (long i = 0; i < n; i++)
+        a[i] = (i & 1) ? 5 : r + i;  /* PLANT: odd-even */
+}
+
+__attribute__((noinline)) void ratio(long *a, long *b, long *c, long *d, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        a[i] = 1;      /* PLANT: ratio-silent-1 */
+        b[i] = 2;      /* PLANT: ratio-silent-2 */
+        c[i] = 3;      /* PLANT: ratio-silent-3 */
+        d[i] = r + i;  /* PLANT: ratio-changes */
+    }
+}
+
+__attribute__((noinline)) void scatter(long *a, const int *p, long n, long r)
+{
+    for (long i = 0; i < n; i++)
+        a[p[i]] = (i & 1) ? 5 : r + i;  /* PLANT: scatter */
+}
+
+int main(int argc, char **argv)
+{
+    const char *kernel = argc > 1 ? argv[1] : "";
+    double scale = argc > 2 ? atof(argv[2]) : 1.0;
+    long rounds = (long)(200000 * scale);
+    for (long i = 0; i < N; i++) {
+        fy[i] = 1.0 + (double)i / N;
+        perm[i] = (int)((i * 1031) % N);   /* 1031 is odd: a permutation */
+    }
+    for (long r = 1; r <= rounds; r++) {
+        if (!strcmp(kernel, "two_stores"))
+            two_stores(ia, ib, N, r);
+        else if (!strcmp(kernel, "fp_mul"))
+            fp_mul(fa, ib, fy, 1.0000001, N, r);
+        else if (!strcmp(kernel, "odd_even"))
+            odd_even(ia, N, r);
+        else if (!strcmp(kernel, "ratio"))
+            ratio(ia, ib, ic, id, N, r);
+        else if (!strcmp(kernel, "scatter"))
+            scatter(ia, perm, N, r);
+        else {
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter [SCALE]\n");
+            return 2;
+        }
+    }
+    printf("%ld %ld %g\n", ia[N - 1], ib[N - 1] + ic[1] + id[1], fa[N - 1]);
+    return 0;
+}
