@@ -44,7 +44,8 @@ static enum drop_reason soft_take(thread_state *t, const siginfo_t *si, const uc
 {
     (void)si;
     *before_run = 0;
-    enum drop_reason r = locate_sampled_access(fe, uc, want, watch_random(&t->watch), out);
+    /* xorshift's high bits: its lowest ones are its weakest. */
+    enum drop_reason r = locate_sampled_access(fe, uc, want, watch_random(&t->watch) >> 32, out);
     if (r != DROP_NO_BOUNDARY) {
         *before_run = r == DROP_NONE && out->ahead;
         return r;

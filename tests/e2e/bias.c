@@ -25,11 +25,15 @@
  *                    start (where QEMU's timer lands) cannot compute its
  *                    address and a code breakpoint must take it
  *
- * Usage: bias KERNEL [SCALE]   (SCALE multiplies the number of rounds)
+ * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
+ * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
+ * count, so that a run gets the same number of samples on the host and in
+ * the QEMU guest, whose speed varies tenfold with the host's load.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define N 4096
 
@@ -75,16 +79,25 @@ __attribute__((noinline)) void scatter(long *a, const int *p, long n, long r)
         a[p[i]] = (i & 1) ? 5 : r + i;  /* PLANT: scatter */
 }
 
+static double cpu_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
     const char *kernel = argc > 1 ? argv[1] : "";
-    double scale = argc > 2 ? atof(argv[2]) : 1.0;
-    long rounds = (long)(200000 * scale);
+    double seconds = argc > 2 ? atof(argv[2]) : 2.0;
+    long rounds = argc > 3 ? atol(argv[3]) : -1;
     for (long i = 0; i < N; i++) {
         fy[i] = 1.0 + (double)i / N;
         perm[i] = (int)((i * 1031) % N);   /* 1031 is odd: a permutation */
     }
-    for (long r = 1; r <= rounds; r++) {
+    for (long r = 1; rounds < 0 || r <= rounds; r++) {
+        if ((r & 63) == 0 && cpu_seconds() >= seconds)
+            break;
         if (!strcmp(kernel, "two_stores"))
             two_stores(ia, ib, N, r);
         else if (!strcmp(kernel, "fp_mul"))
@@ -96,7 +109,7 @@ int main(int argc, char **argv)
         else if (!strcmp(kernel, "scatter"))
             scatter(ia, perm, N, r);
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter [SCALE]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }

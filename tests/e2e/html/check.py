@@ -77,6 +77,18 @@ def leaf(side):
     return f["function"], os.path.basename(f["file"]), f["line"]
 
 
+def check_budget(report, summary):
+    """The overhead budget's rows, from the same accounts as the JSON report."""
+    budget = report.get("budget")
+    expect(budget is not None, "the JSON report has no budget")
+    want = "off" if budget["percent"] == "off" else "%g%%" % budget["percent"]
+    expect("budget" in summary and want in summary,
+           "the summary does not show the budget (%s)" % want)
+    expect("max %.2f%%" % (100 * budget["overhead_max"]) in summary,
+           "the summary lacks the estimated overhead max %.2f%%" % (100 * budget["overhead_max"]))
+    expect("mean interval" in summary, "the summary lacks the effective mean interval")
+
+
 def check_report(b, report, html_path):
     load(b, html_path)
     text = b.eval("document.body.innerText")
@@ -84,23 +96,21 @@ def check_report(b, report, html_path):
     for side in ("watch", "trap"):
         expect(leaf(top[side])[0] in text, "top pair's %s function %s not on the page"
                % (side, leaf(top[side])[0]))
-    # The overhead budget's rows, from the same accounts as the JSON report.
-    budget = report.get("budget")
-    expect(budget is not None, "the JSON report has no budget")
     summary = b.eval("document.getElementById('summary').innerText")
-    want = "off" if budget["percent"] == "off" else "%g%%" % budget["percent"]
-    expect("budget" in summary and want in summary,
-           "the summary does not show the budget (%s)" % want)
-    expect("max %.2f%%" % (100 * budget["overhead_max"]) in summary,
-           "the summary lacks the estimated overhead max %.2f%%" % (100 * budget["overhead_max"]))
-    expect("mean interval" in summary, "the summary lacks the effective mean interval")
+    if report.get("sampler") == "exact":
+        # Every access watched, nothing sampled: no budget, no interval.
+        expect("exact" in summary, "the summary does not say the run was exact")
+    else:
+        check_budget(report, summary)
     rows = b.eval("document.querySelectorAll('#pairs tbody tr').length")
     expect(rows == len(report["pairs"]), "%d table rows for %d pairs" % (rows, len(report["pairs"])))
     expect("#1 " in b.eval("document.getElementById('detail-title').textContent"),
            "the top pair is not selected on load")
 
-    # Selecting: a real click on the last row shows that pair in both columns.
-    n = len(report["pairs"])
+    # Selecting: a real click on the last row shows that pair in both columns
+    # (the last with a source file: the exact mode folds its smallest pairs
+    # into one whose frames have none).
+    n = max(i + 1 for i, p in enumerate(report["pairs"]) if p["watch"]["frames"][0]["file"])
     b.click("#pairs tbody tr:nth-child(%d) td:nth-child(2)" % n)
     title = b.eval("document.getElementById('detail-title').textContent")
     expect(title.startswith("#%d " % n), "after clicking row %d the detail shows %r" % (n, title))
