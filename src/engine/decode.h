@@ -39,15 +39,16 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
 /*
  * The access a timer sample at rip takes: one drawn uniformly (candidate
  * draw mod n, in code order) from the n accesses of the wanted kind
- * (ACCESS_STORE: any store; ACCESS_LOAD: a pure load) in rip's basic block,
- * so that within a block each access is equally likely per execution
- * (decode_choose.c says why). When the registers hold its address now, *out
- * is complete: out->ahead if it has not run yet. Otherwise out->deferred is
- * set, out->addr is 0, and a code breakpoint at out->pc must take the
- * address when it runs. The block starts after the last branch, call or
- * return before rip, or at the last direct branch target at or before rip
- * (at most 32 instructions and 255 bytes back), and ends at its first
- * branch. Blocks are cached per rip.
+ * (ACCESS_STORE: any store; ACCESS_LOAD: a pure load) in rip's region, so
+ * that within a region each access is equally likely per execution
+ * (decode_choose.c says why). A region is straight-line code entered only
+ * at its start: from the last branch target at or before rip, or the last
+ * call, return, jump or backward branch before it, to the next of those
+ * (forward conditional branches inside are fine); at most 32 instructions
+ * back and 512 bytes in all. When the registers hold the drawn access's
+ * address now, *out is complete: out->ahead if it has not run yet.
+ * Otherwise out->deferred is set, out->addr is 0, and a code breakpoint at
+ * out->pc must take the address when it runs. Regions are cached per rip.
  */
 enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, uint8_t want,
                                        uint64_t draw, const ucontext_t *uc, mem_access *out);

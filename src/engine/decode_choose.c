@@ -1,18 +1,25 @@
 /*
  * decode_choose.c - which access a timer sample takes: one drawn uniformly
- * from the accesses of the wanted kind in the sample's basic block.
+ * from the accesses of the wanted kind in the sample's region.
  *
  * Why not the access nearest the pc: where the timer lands depends on the
  * pipeline, not on how often each access runs. It lands behind long-latency
  * instructions and, under QEMU TCG, only at block starts, so "the nearest
  * access" made one store of a two-store loop take ~91% of the samples on
  * hardware and 100% under TCG, and left the store after a multiply almost
- * none. Drawing uniformly within the block makes every access of a block
+ * none. Drawing uniformly within the region makes every access of it
  * equally likely per execution, whatever the timer does inside it; across
- * blocks the weight stays the time spent in each (docs/how-it-works.md).
+ * regions the weight stays the time spent in each (docs/how-it-works.md).
+ *
+ * A region is straight-line code that every pass runs from its start: it
+ * starts at a branch target or after a call, return, jump or backward
+ * branch, and ends at the next of those. Forward conditional branches do
+ * not end it: JIT code splits a loop body into many basic blocks with
+ * checks that almost never branch (bounds, nulls, safepoints), and a
+ * sample in a block without a store of its own would be lost.
  *
  * A drawn access is taken from the registers when they still hold its
- * address (it ran earlier in the block and nothing since wrote its base or
+ * address (it ran earlier in the region and nothing since wrote its base or
  * index, or it runs later and nothing before it does). Otherwise the sample
  * defers it: a code breakpoint at its pc (monitor.c) stops the thread just
  * before it runs, where its registers are exact. That costs one trap, not
@@ -23,16 +30,15 @@
 #include "decode_internal.h"
 #include "fpness.h"
 
-#define CHOOSE_MAX_INSNS 64u  /* a block scan stops here */
-#define CHOOSE_MAX_BYTES 512u
+#define CHOOSE_MAX_INSNS 64u  /* a region scan stops here */
 
-typedef struct block_scan {
-    uint64_t pc[CHOOSE_MAX_INSNS];      /* instruction starts, from the block start */
+typedef struct region_scan {
+    uint64_t pc[CHOOSE_MAX_INSNS];      /* instruction starts, from the region start */
     uint32_t written[CHOOSE_MAX_INSNS]; /* GPRs each one writes */
     uint32_t uses[CHOOSE_MAX_INSNS];    /* a candidate's address registers */
     uint8_t cand[CHOOSE_MAX_INSNS];     /* indices of the candidates */
     unsigned n, ncand;
-} block_scan;
+} region_scan;
 
 static int decode_is_barrier(const ZydisDecodedInstruction *in)
 {
@@ -48,7 +54,15 @@ static int decode_is_barrier(const ZydisDecodedInstruction *in)
     }
 }
 
-int decode_ends_block(const ZydisDecodedInstruction *in)
+int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next)
+{
+    if (decode_is_barrier(in))
+        return 1;
+    uint64_t target = in->meta.category == ZYDIS_CATEGORY_COND_BR ? decode_branch_target(in, next) : 0;
+    return target && target <= pc;
+}
+
+static int decode_is_branch(const ZydisDecodedInstruction *in)
 {
     return decode_is_barrier(in) || in->meta.category == ZYDIS_CATEGORY_COND_BR;
 }
@@ -91,7 +105,7 @@ static int decode_skipped(const ZydisDecodedOperand *m, uint8_t want)
 static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t *uses)
 {
     const ZydisDecodedOperand *m = NULL;
-    if (decode_ends_block(&d->in) || decode_mem_operand(d, &m) != DROP_NONE ||
+    if (decode_is_branch(&d->in) || decode_mem_operand(d, &m) != DROP_NONE ||
         !decode_kind_matches(m, want) || decode_skipped(m, want))
         return 0;
     *uses = decode_reg_bit(m->mem.index);
@@ -105,13 +119,13 @@ static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t *uses)
     return 1;
 }
 
-/* Decodes the block from its start up to and including the instruction
- * that ends it (a branch, call, return), at most CHOOSE_MAX_INSNS. */
-static int scan_block(uint64_t start, uint8_t want, block_scan *b)
+/* Decodes the region [start, end), stopping early after an instruction
+ * that ends a region, at most CHOOSE_MAX_INSNS. */
+static int scan_block(uint64_t start, uint64_t end, uint8_t want, region_scan *b)
 {
     uint64_t pc = start;
     b->n = b->ncand = 0;
-    while (b->n < CHOOSE_MAX_INSNS && pc - start < CHOOSE_MAX_BYTES) {
+    while (b->n < CHOOSE_MAX_INSNS && pc < end) {
         decode_insn d;
         if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
             return b->n ? 0 : -1;
@@ -121,21 +135,21 @@ static int scan_block(uint64_t start, uint8_t want, block_scan *b)
         b->uses[i] = 0;
         if (decode_candidate(&d, want, &b->uses[i]))
             b->cand[b->ncand++] = (uint8_t)i;
-        if (decode_ends_block(&d.in))
+        if (decode_ends_region(&d.in, pc, pc + d.in.length))
             break;
         pc += d.in.length;
     }
     return 0;
 }
 
-unsigned decode_block_candidates(uint64_t start, uint8_t want)
+unsigned decode_region_candidates(uint64_t start, uint64_t end, uint8_t want)
 {
-    block_scan b;
-    return scan_block(start, want, &b) < 0 ? 0 : b.ncand;
+    region_scan b;
+    return scan_block(start, end, want, &b) < 0 ? 0 : b.ncand;
 }
 
 /* Index of the first instruction at or after rip. */
-static unsigned index_of(const block_scan *b, uint64_t rip)
+static unsigned index_of(const region_scan *b, uint64_t rip)
 {
     unsigned i = 0;
     while (i < b->n && b->pc[i] < rip)
@@ -144,7 +158,7 @@ static unsigned index_of(const block_scan *b, uint64_t rip)
 }
 
 /* Registers written between instructions lo (inclusive) and hi (exclusive). */
-static uint32_t written_between(const block_scan *b, unsigned lo, unsigned hi)
+static uint32_t written_between(const region_scan *b, unsigned lo, unsigned hi)
 {
     uint32_t w = 0;
     for (unsigned i = lo; i < hi; i++)
@@ -164,18 +178,18 @@ static enum drop_reason describe_deferred(const decode_insn *d, uint64_t pc, mem
     return r;
 }
 
-enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint64_t draw,
+enum drop_reason decode_choose(uint64_t start, uint64_t end, uint64_t rip, uint8_t want, uint64_t draw,
                                const ucontext_t *uc, mem_access *out)
 {
-    block_scan b;
+    region_scan b;
     decode_insn d;
-    if (scan_block(start, want, &b) < 0)
+    if (scan_block(start, end, want, &b) < 0)
         return DROP_DECODE_FAILED;
     if (b.ncand == 0)
         return DROP_NOT_MEMORY;
     unsigned c = b.cand[draw % b.ncand], at = index_of(&b, rip);
     if (at >= b.n || b.pc[at] != rip)
-        return DROP_NO_BOUNDARY;   /* the code changed since its block was cached */
+        return DROP_NO_BOUNDARY;   /* the code changed since its region was cached */
     uint64_t pc = b.pc[c];
     if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
         return DROP_DECODE_FAILED;

@@ -471,7 +471,7 @@ static const uint8_t sampled_loop[] = {
     0x8b, 0x1e,             /* 11: mov (%rsi),%ebx      load via rsi */
     0x48, 0x83, 0xc2, 0x10, /* 13: add $16,%rdx         moves both stores' base */
     0x48, 0xff, 0xcf,       /* 17: dec %rdi */
-    0x75, 0xeb,             /* 20: jne 0 */
+    0x75, 0xea,             /* 20: jne 0 */
     0xc3,                   /* 22: ret */
 };
 
@@ -496,7 +496,7 @@ static void check_drawn(uint64_t f, unsigned off, uint64_t draw, unsigned store_
     CHECK_EQ_U(a.size, 8);
 }
 
-TEST(sampled_draws_each_access_of_the_block)
+TEST(sampled_draws_each_access_of_the_region)
 {
     uint8_t *p = map_code(sampled_loop, sizeof sampled_loop);
     CHECK(p != NULL);
@@ -559,7 +559,7 @@ TEST(sampled_draws_are_uniform)
     CHECK(at_b >= 450 && at_b <= 550);
 }
 
-TEST(sampled_blocks_end_at_branches_and_calls)
+TEST(sampled_regions_end_at_calls_and_targets_not_at_forward_branches)
 {
     static const uint8_t code[] = {
         0x48, 0x89, 0x02,             /* 0: mov %rax,(%rdx) */
@@ -579,15 +579,46 @@ TEST(sampled_blocks_end_at_branches_and_calls)
     regs[REG_RDX] = 0x3000;
     regs[REG_RCX] = 0x5000;
     CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 1, &a), DROP_NONE);
-    CHECK_EQ_U(a.addr, 0x3000);
-    /* After the call a new block begins, without a store of its own. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 8, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
-    CHECK_EQ_U(sampled_at(f, sizeof code, 12, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
-    /* Past the conditional branch (it fell through): the store after it. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.pc == f && a.addr == 0x3000);
+    /* After the call a region begins; the forward jne does not end it, so
+     * its store is drawn from the add on: deferred there (the add changes
+     * its base), from the registers after it. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 8, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.deferred && a.pc == f + 14);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 12, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(a.ahead && a.pc == f + 14 && a.addr == 0x5000);
-    /* The branch's target starts a block of its own, whichever way it came. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == f + 14);
+    /* The jne's target starts a region of its own, whichever way it came. */
     CHECK_EQ_U(sampled_at(f, sizeof code, 17, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
+}
+
+/* A loop's back edge ends its region: the code after the loop draws only
+ * from its own accesses. */
+TEST(sampled_regions_end_at_back_edges)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,       /* 0: mov %rax,(%rdx)   loop head */
+        0x48, 0xff, 0xc9,       /* 3: dec %rcx */
+        0x75, 0xf8,             /* 6: jne 0 */
+        0x48, 0x89, 0x06,       /* 8: mov %rax,(%rsi) */
+        0xc3,                   /* 11: ret */
+    };
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    uint64_t f = (uint64_t)p;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    regs[REG_RSI] = 0x6000;
+    for (uint64_t d = 0; d < 4; d++) {
+        CHECK_EQ_U(sampled_at(f, sizeof code, 6, ACCESS_STORE, d, &a), DROP_NONE);
+        CHECK_EQ_U(a.pc, f);
+        CHECK_EQ_U(sampled_at(f, sizeof code, 11, ACCESS_STORE, d, &a), DROP_NONE);
+        CHECK_EQ_U(a.pc, f + 8);
+    }
 }
 
 /* A spill to the stack and a constant load beside the heap store: with
@@ -772,9 +803,10 @@ int main(void)
     RUN(before_uses_cache);
     RUN(before_forward_branch);
     RUN(before_decode_failure);
-    RUN(sampled_draws_each_access_of_the_block);
+    RUN(sampled_draws_each_access_of_the_region);
     RUN(sampled_draws_are_uniform);
-    RUN(sampled_blocks_end_at_branches_and_calls);
+    RUN(sampled_regions_end_at_calls_and_targets_not_at_forward_branches);
+    RUN(sampled_regions_end_at_back_edges);
     RUN(sampled_skips_stack_slots_and_constants);
     RUN(sampled_skips_the_thread_register);
     RUN(sampled_defers_what_the_registers_no_longer_give);
