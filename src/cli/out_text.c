@@ -183,8 +183,8 @@ static void text_choice(FILE *f, const merge_model *m)
 {
     if (strcmp(m->sampler, "software") != 0)
         return;
-    fprintf(f, "  choice:         each access of a basic block equally likely per pass; across\n"
-            "                  blocks time-weighted (code that runs longer weighs more per access);\n"
+    fprintf(f, "  choice:         each access of a straight-line region equally likely per pass;\n"
+            "                  across regions time-weighted (code that runs longer weighs more per access);\n"
             "                  %" PRIu64 " samples waited at a code breakpoint for their access, %" PRIu64
             " reached it\n", merge_stat_value(m, "code_breaks"), merge_stat_value(m, "code_hits"));
 }
