@@ -475,6 +475,14 @@ static const uint8_t sampled_loop[] = {
     0xc3,                   /* 22: ret */
 };
 
+/* code mapped executable, as a function address; 0 after a failed CHECK. */
+static uint64_t map_checked(const uint8_t *code, size_t n)
+{
+    uint8_t *p = map_code(code, n);
+    CHECK(p != NULL);
+    return (uint64_t)(uintptr_t)p;
+}
+
 static enum drop_reason sampled_at(uint64_t f, size_t n, unsigned off, uint8_t want, uint64_t draw,
                                    mem_access *a)
 {
@@ -498,11 +506,9 @@ static void check_drawn(uint64_t f, unsigned off, uint64_t draw, unsigned store_
 
 TEST(sampled_draws_each_access_of_the_region)
 {
-    uint8_t *p = map_code(sampled_loop, sizeof sampled_loop);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(sampled_loop, sizeof sampled_loop);
+    if (!f)
         return;
-    uint64_t f = (uint64_t)p;
     regs_clear();
     regs[REG_RDX] = 0x1000;
     regs[REG_RSI] = 0x2000;
@@ -542,18 +548,17 @@ TEST(sampled_draws_each_access_of_the_region)
 /* Every draw over many samples: each store of the block equally often. */
 TEST(sampled_draws_are_uniform)
 {
-    uint8_t *p = map_code(sampled_loop, sizeof sampled_loop);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(sampled_loop, sizeof sampled_loop);
+    if (!f)
         return;
     unsigned at_b = 0, n = 1000;
     watch_set w;
     watch_init(&w, 4, 12345);
     for (unsigned i = 0; i < n; i++) {
         mem_access a;
-        CHECK_EQ_U(sampled_at((uint64_t)p, sizeof sampled_loop, 0, ACCESS_STORE, watch_random(&w), &a),
+        CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 0, ACCESS_STORE, watch_random(&w), &a),
                    DROP_NONE);
-        at_b += a.pc == (uint64_t)p + 7;
+        at_b += a.pc == f + 7;
     }
     /* Binomial(1000, 0.5): 450..550 is more than 3 standard deviations. */
     CHECK(at_b >= 450 && at_b <= 550);
@@ -569,11 +574,9 @@ TEST(sampled_regions_end_at_calls_and_targets_not_at_forward_branches)
         0x48, 0x89, 0x01,             /* 14: mov %rax,(%rcx) */
         0xc3,                         /* 17: ret */
     };
-    uint8_t *p = map_code(code, sizeof code);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
         return;
-    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x3000;
@@ -604,11 +607,9 @@ TEST(sampled_regions_end_at_back_edges)
         0x48, 0x89, 0x06,       /* 8: mov %rax,(%rsi) */
         0xc3,                   /* 11: ret */
     };
-    uint8_t *p = map_code(code, sizeof code);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
         return;
-    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x3000;
@@ -633,11 +634,9 @@ TEST(sampled_skips_stack_slots_and_constants)
         0x48, 0x83, 0xc1, 0x01,                   /* 20: add $1,%rcx */
         0xc3,                                     /* 24: ret */
     };
-    uint8_t *p = map_code(code, sizeof code);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
         return;
-    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x7000;
@@ -681,11 +680,9 @@ TEST(sampled_skips_the_thread_register)
         0x48, 0x83, 0xc1, 0x01,                   /* 10: add $1,%rcx */
         0xc3,                                     /* 14: ret */
     };
-    uint8_t *p = map_code(code, sizeof code);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
         return;
-    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x7000;
@@ -710,11 +707,9 @@ TEST(sampled_defers_what_the_registers_no_longer_give)
         0x48, 0x8b, 0x36,       /* 10: mov (%rsi),%rsi  overwrites its own base */
         0xc3,                   /* 13: ret */
     };
-    uint8_t *p = map_code(moved, sizeof moved);
-    CHECK(p != NULL);
-    if (!p)
+    uint64_t f = map_checked(moved, sizeof moved);
+    if (!f)
         return;
-    uint64_t f = (uint64_t)p;
     mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x4000;
