@@ -273,6 +273,9 @@ static void monitor_code_trap(thread_state *t, const siginfo_t *si, const uconte
     io->disarm(t, i);
     watch_release(&t->watch, i);
     t->stats[STAT_CODE_HITS]++;
+    /* The watch it becomes belongs to the epoch now; its address comes
+     * from the registers now, so a GC since the sample does not matter. */
+    retire_old_watches(t);
     /* Asynchronous: it fired while SIGTRAP was blocked (in wasp's own
      * handler running the same library code), so uc is elsewhere. */
     enum drop_reason r = DROP_SPURIOUS_TRAP;
