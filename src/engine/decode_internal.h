@@ -39,8 +39,6 @@ enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t
                              int post_state, mem_access *out);
 
 
-#define DECODE_REGION_MAX 512u   /* bytes of one sampling region (decode_choose.c) */
-
 /* decode_sweep.c. Target of a direct relative branch, 0 for others. */
 uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);
 
@@ -48,11 +46,11 @@ uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);
  * instruction of a sampling region: a call, return, jump, system call, or
  * a backward branch (a loop's back edge). */
 int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next);
-/* How many accesses of the wanted kind the region [start, end) has. */
-unsigned decode_region_candidates(uint64_t start, uint64_t end, uint8_t want);
-/* The access a sample at rip takes from the region [start, end):
+/* How many accesses of the wanted kind the region starting at start has. */
+unsigned decode_region_candidates(uint64_t start, uint8_t want);
+/* The access a sample at rip takes from the region starting at start:
  * candidate (draw mod n) of its n, in code order (decode_access_sampled). */
-enum drop_reason decode_choose(uint64_t start, uint64_t end, uint64_t rip, uint8_t want, uint64_t draw,
+enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint64_t draw,
                                const ucontext_t *uc, mem_access *out);
 
 #endif

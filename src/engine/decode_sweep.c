@@ -48,7 +48,6 @@ static unsigned decode_state_of(uint64_t e)
 
 static uint64_t decode_cache[DECODE_CACHE_SLOTS];        /* trap: instruction ending at rip */
 static uint64_t decode_sample_cache[DECODE_CACHE_SLOTS]; /* sample: where rip's region starts */
-static uint64_t decode_region_cache[DECODE_CACHE_SLOTS]; /* region start: its length */
 
 /* ---- previous-instruction cache --------------------------------------- */
 
@@ -186,11 +185,6 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
 
 /* ---- sampled access: the region around rip --------------------------- */
 
-/* Region lengths, keyed by the region start: bits 0..46 the start, 48..57
- * the length in bytes (at most DECODE_REGION_MAX). */
-#define DECODE_REGION_SHIFT 48
-#define DECODE_REGION_MASK 0x3FFull
-
 /* The oldest instruction start in the ring that is in the region and within
  * reach of the cache's offset field: a long region is cut to its last part. */
 static uint64_t decode_region_start(uint64_t rip, const uint64_t *ring, unsigned n, uint64_t region)
@@ -205,16 +199,15 @@ static uint64_t decode_region_start(uint64_t rip, const uint64_t *ring, unsigned
     return start;
 }
 
-/* Sweeps the whole function once: is rip an instruction start, where does
- * its region start (decode_ends_region: after the last instruction that
- * ends one, or at the last branch target at or before rip) and where does
- * it end (after the first instruction at or after rip that ends one, or at
- * the first branch target after rip)? Caches the length under the start. */
+/* Sweeps the whole function once: is rip an instruction start, and where
+ * does its region start (after the last instruction before rip that ends a
+ * region, decode_ends_region, or at the last branch target at or before
+ * rip)? The region ends where decode_choose's scan finds its end. */
 static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t ring[DECODE_LOOKBACK_INSNS];
-    uint64_t pc = start, region = start, region_end = end;
+    uint64_t pc = start, region = start;
     unsigned n = 0;
     int boundary = rip == start;
     while (pc < limit) {
@@ -235,28 +228,20 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
             boundary |= next == rip;
             if (decode_ends_region(&in, pc, next) && next > region)
                 region = next;
-        } else if (next < region_end && decode_ends_region(&in, pc, next)) {
-            region_end = next;
         }
         if (target && target <= rip && target > region)
             region = target;
-        if (target > rip && target < region_end)
-            region_end = target;
         pc = next;
     }
     if (!boundary)
         return key | DECODE_S(DECODE_NOBOUND);
     uint64_t first = region == rip ? rip : decode_region_start(rip, ring, n, region);
-    if (region_end - first > DECODE_REGION_MAX)
-        region_end = first + DECODE_REGION_MAX;
-    decode_cache_put(decode_region_cache, first | ((region_end - first) << DECODE_REGION_SHIFT));
-    if (decode_region_candidates(first, region_end, want) == 0)
+    if (decode_region_candidates(first, want) == 0)
         return key | DECODE_S(DECODE_NONE_FOUND);
     return key | ((rip - first) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND);
 }
 
-/* A sample's cached region: the access drawn from it. A region whose
- * length the table lost is scanned to its first region end. */
+/* A sample's cached region: the access drawn from it. */
 static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint8_t want, uint64_t draw,
                                                  const ucontext_t *uc, mem_access *out)
 {
@@ -264,10 +249,7 @@ static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint8
     if (r != DROP_NONE)
         return r;
     uint64_t first = rip - ((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
-    uint64_t len = decode_cache_lookup(decode_region_cache, first);
-    uint64_t region_end = len ? first + ((len >> DECODE_REGION_SHIFT) & DECODE_REGION_MASK)
-                              : first + DECODE_REGION_MAX;
-    return decode_choose(first, region_end, rip, want, draw, uc, out);
+    return decode_choose(first, rip, want, draw, uc, out);
 }
 
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)

@@ -622,6 +622,30 @@ TEST(sampled_regions_end_at_back_edges)
     }
 }
 
+/* C2 enters a loop past its first instruction: a target inside the loop
+ * body does not cut the region a sample at the loop head draws from. */
+TEST(sampled_regions_run_past_targets_after_their_start)
+{
+    static const uint8_t code[] = {
+        0x45, 0x8b, 0xc3,       /* 0: mov %r11d,%r8d    loop head */
+        0x4a, 0x89, 0x04, 0xc7, /* 3: mov %rax,(%rdi,%r8,8) */
+        0x41, 0xff, 0xc3,       /* 7: inc %r11d */
+        0x75, 0xf4,             /* 10: jne 0 */
+        0xeb, 0xf5,             /* 12: jmp 3            (the entry, past the head) */
+    };
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDI] = 0x8000;
+    regs[REG_R8] = 2;
+    CHECK_EQ_U(sampled_at(f, sizeof code, 0, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.deferred && a.pc == f + 3);   /* its index is set by the mov */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == f + 3 && a.addr == 0x8010);
+}
+
 /* A spill to the stack and a constant load beside the heap store: with
  * the skip flags they are not candidates. */
 TEST(sampled_skips_stack_slots_and_constants)
@@ -802,6 +826,7 @@ int main(void)
     RUN(sampled_draws_are_uniform);
     RUN(sampled_regions_end_at_calls_and_targets_not_at_forward_branches);
     RUN(sampled_regions_end_at_back_edges);
+    RUN(sampled_regions_run_past_targets_after_their_start);
     RUN(sampled_skips_stack_slots_and_constants);
     RUN(sampled_skips_the_thread_register);
     RUN(sampled_defers_what_the_registers_no_longer_give);
