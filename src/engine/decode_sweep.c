@@ -13,7 +13,7 @@
 
 /* Cache: one atomic word per rip. Bits 0..46 rip (user space), 48..55
  * distance back to the start of the instruction ending at rip (in the
- * sample cache: to the start of rip's basic block), 56..59 the state (enum
+ * sample cache: to the start of rip's region), 56..59 the state (enum
  * decode_state), 60..63 key flags. 0 means empty (rip is never 0). */
 #define DECODE_CACHE_BITS 16
 #define DECODE_CACHE_SLOTS (1u << DECODE_CACHE_BITS)
@@ -34,11 +34,11 @@
 
 /* What an entry says. */
 enum decode_state {
-    DECODE_FOUND = 0,      /* an instruction ends at rip; in the sample cache, a block with accesses */
+    DECODE_FOUND = 0,      /* an instruction ends at rip; in the sample cache, a region with accesses */
     DECODE_TARGET,         /* rip is a branch target */
     DECODE_NOBOUND,        /* no instruction ends at rip */
     DECODE_FAILED,         /* bytes before rip do not decode */
-    DECODE_NONE_FOUND,     /* no access of the wanted kind in rip's block */
+    DECODE_NONE_FOUND,     /* no access of the wanted kind in rip's region */
 };
 
 static unsigned decode_state_of(uint64_t e)
