@@ -22,6 +22,9 @@
 #   ACC_MODES="dead-store silent-store silent-load"
 #   ACC_OUT=build/accuracy     ACC_GUEST=auto|yes|no
 #   ACC_INTERVAL               sampled interval (default: wasp's; 500us in the guest)
+#   ACC_SAMPLED_ARGS="--budget off"   more `wasp run` options for the sampled runs:
+#                              in the guest one signal costs 3-9 ms, and the 2% budget
+#                              left minigzip 10 samples and Rhino 115
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,10 +45,11 @@ out=$(cd "$out" && pwd)
 bench/accuracy/build-native.sh "$out" || die "cannot build the native programs"
 [[ -s $out/corpus.txt ]] || python3 bench/accuracy/corpus.py "$out/corpus.txt" 4096
 
-# The command line of program P, with paths under $1 (the host's root, or
-# the guest's): stdout is discarded by the caller.
+# The command line of program P, with the repository at $1 and the output
+# directory at $2 (the host's paths, or the guest's): stdout is discarded by
+# the caller.
 command_of() {
-    local r=$1 p=$2 b=$1/build/accuracy/bin c=$1/build/accuracy/corpus.txt
+    local r=$1 o=$2 p=$3 b=$2/bin c=$2/corpus.txt
     case $p in
     minigzip) echo "$b/minigzip -c $c" ;;
     bzip2)    echo "$b/bzip2 -c $c" ;;
@@ -53,7 +57,7 @@ command_of() {
     brotli)   echo "$b/brotli -c -q 6 $c" ;;
     lua)      echo "$b/lua $r/bench/accuracy/workload.lua 2" ;;
     rhino)    echo "java -cp /usr/share/java/js.jar org.mozilla.javascript.tools.shell.Main $r/bench/real/workload.js 4" ;;
-    saxon)    echo "java -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$r/build/accuracy/orders.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
+    saxon)    echo "java -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$o/orders.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
     jython)   echo "java -jar /usr/share/java/jython.jar $r/bench/real/workload.py 2" ;;
     *) die "unknown program '$p'" ;;
     esac
@@ -82,7 +86,7 @@ for p in $programs; do
         rm -rf "$d"
         note "exact $p $m"
         # shellcheck disable=SC2046
-        "$wasp" run --exact --mode "$m" -o "$d" -- $(command_of "$root" "$p") >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
+        "$wasp" run --exact --mode "$m" -o "$d" -- $(command_of "$root" "$out" "$p") >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
             die "exact run of $p ($m) failed: $(tail -n 2 "$out/runs/$p-$m-exact.log")"
         date >"$d/.done"
     done
@@ -94,30 +98,43 @@ if [[ $guest == yes ]] || { [[ $guest == auto ]] && ! "$wasp" doctor --watch >/d
     where=guest
 fi
 interval=${ACC_INTERVAL:-}
+sampled_args=${ACC_SAMPLED_ARGS-"--budget off"}
 if [[ $where == host ]]; then
     for p in $programs; do
         for m in $modes; do
             d=$out/runs/$p-$m-sampled
             rm -rf "$d"
             note "sampled $p $m"
-            # shellcheck disable=SC2046
-            "$wasp" run --mode "$m" ${interval:+--interval "$interval"} -o "$d" -- $(command_of "$root" "$p") \
+            # shellcheck disable=SC2046,SC2086 # the command and ACC_SAMPLED_ARGS are word lists
+            "$wasp" run --mode "$m" ${interval:+--interval "$interval"} $sampled_args -o "$d" -- $(command_of "$root" "$out" "$p") \
                 >/dev/null 2>"$d.log" || die "sampled run of $p ($m) failed: $(tail -n 2 "$d.log")"
         done
     done
 else
     note "watchpoints do not fire here: the sampled runs go to the QEMU TCG guest"
-    jobs=$out/guest-jobs.sh
+    # The guest sees the repository at /w (tests/guest/run-jobs ROOTDIR).
+    [[ $out == "$root"/* ]] || die "the guest runs need ACC_OUT inside the repository ($root)"
+    jobs=$out/guest-jobs.txt
     : >"$jobs"
     for p in $programs; do
         for m in $modes; do
-            printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "$p")" >>"$jobs"
+            printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "/w/${out#"$root"/}" "$p")" >>"$jobs"
         done
     done
-    [[ -x tests/guest/run-jobs ]] ||
-        die "sampled runs need watchpoints that fire, and the guest runner for commands (tests/guest/run-jobs) is not built yet"
-    WASP_GUEST_INTERVAL=${interval:-500us} tests/guest/run-jobs "$out/runs" "$jobs" "$out" ||
+    for p in $programs; do
+        for m in $modes; do
+            rm -rf "$out/runs/$p-$m-sampled" "$out/runs/$p-$m-sampled".{log,status}
+        done
+    done
+    WASP_GUEST_INTERVAL=${interval:-500us} WASP_GUEST_RUN_ARGS=$sampled_args tests/guest/run-jobs "$out/runs" "$jobs" "$root" ||
         die "the guest did not bring the sampled runs back"
+    for p in $programs; do
+        for m in $modes; do
+            s=$out/runs/$p-$m-sampled
+            [[ $(cat "$s.status" 2>/dev/null) == 0 ]] ||
+                die "sampled run of $p ($m) in the guest failed: $(tail -n 2 "$s.log" 2>/dev/null)"
+        done
+    done
 fi
 
 # The table.
