@@ -16,6 +16,7 @@
 #include <string.h>
 #include "access.h"
 #include "decode.h"
+#include "profile.h"
 
 #define RAW_MAX_FIELDS 12
 
@@ -135,6 +136,23 @@ static int parse_node(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     return 0;
 }
 
+static int nibble(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* n bytes from 2n lower-case hex digits; 0, or -1 on another character. */
+static int unhex(const char *hex, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+        if (lo < 0)
+            return -1;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
 /* Text and element type of an instruction from its bytes in hex. */
 static int decode_leaf(exact_leaf *lf, const char *hex)
 {
@@ -143,9 +161,8 @@ static int decode_leaf(exact_leaf *lf, const char *hex)
     char text[160] = "";
     greg_t regs[NGREG] = { 0 };
     mem_access a;
-    for (size_t i = 0; i < len && i < sizeof(code); i++)
-        if (sscanf(hex + 2 * i, "%2hhx", &code[i]) != 1)
-            return -1;
+    if (strlen(hex) % 2 || (len <= sizeof(code) && unhex(hex, code, len) < 0))
+        return -1;
     if (len && len <= sizeof(code)) {
         decode_format_bytes(code, len, lf->sym.pc, 0, text, sizeof(text), &used);
         if (decode_access_bytes(code, len, lf->sym.pc, regs, 0, 0, 0, &a) == DROP_NONE)
@@ -155,10 +172,23 @@ static int decode_leaf(exact_leaf *lf, const char *hex)
     return lf->instruction ? 0 : -1;
 }
 
+/* The code a leaf lies in: 0, or a code before it that holds its pc. */
+static int leaf_code(const exact_raw *r, exact_leaf *lf, const char *field)
+{
+    uint64_t code;
+    if (num(field, &code) < 0 || (code && (code >= r->ncodes || !r->codes[code].present)))
+        return -1;
+    const exact_code_raw *c = &r->codes[code];
+    if (code && (lf->sym.pc < c->start || lf->sym.pc - c->start >= c->size))
+        return -1;
+    lf->code = (uint32_t)code;
+    return 0;
+}
+
 static int parse_leaf(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
 {
     uint64_t id, node;
-    if (l->n != 9 || num(l->f[1], &id) < 0 || num(l->f[2], &node) < 0 || id == 0 || id > UINT32_MAX)
+    if (l->n != 10 || num(l->f[1], &id) < 0 || num(l->f[2], &node) < 0 || id == 0 || id > UINT32_MAX)
         return raw_fail(err, errlen, l, "bad leaf record");
     if (node && (node >= r->nnodes || !r->nodes[node].present))
         return raw_fail(err, errlen, l, "leaf %" PRIu64 " refers to unknown node %" PRIu64, id, node);
@@ -170,7 +200,48 @@ static int parse_leaf(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     lf->present = 1;
     lf->node = (uint32_t)node;
     r->nleaves = id + 1 > r->nleaves ? id + 1 : r->nleaves;
+    if (leaf_code(r, lf, l->f[9]) < 0)
+        return raw_fail(err, errlen, l, "leaf %" PRIu64 " names no code holding its pc", id);
     return decode_leaf(lf, l->f[8]) < 0 ? raw_fail(err, errlen, l, "bad instruction bytes") : 0;
+}
+
+/* code <id> <name> <start> <hex>: ids count from 1, in order. */
+static int parse_code(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
+{
+    uint64_t id, start;
+    size_t len = l->n == 5 ? strlen(l->f[4]) : 0;
+    if (l->n != 5 || num(l->f[1], &id) < 0 || id != (r->ncodes ? r->ncodes : 1) || num(l->f[3], &start) < 0 ||
+        len == 0 || len % 2 || len / 2 > PROFILE_CODE_MAX_SIZE || start > UINT64_MAX - (len / 2 - 1))
+        return raw_fail(err, errlen, l, "bad code record");
+    if (grow((void **)&r->codes, cap, id, sizeof(*r->codes)) < 0)
+        return raw_fail(err, errlen, l, "out of memory");
+    exact_code_raw *c = &r->codes[id];
+    c->size = (uint32_t)(len / 2);
+    if (!(c->bytes = malloc(c->size)))
+        return raw_fail(err, errlen, l, "out of memory");
+    if (unhex(l->f[4], c->bytes, c->size) < 0)
+        return raw_fail(err, errlen, l, "bad code bytes");
+    c->present = 1;
+    c->name = l->f[2];
+    c->start = start;
+    r->ncodes = id + 1;
+    return 0;
+}
+
+/* codeline <code> <offset> <line> <function> <file>: by increasing offset. */
+static int parse_codeline(exact_raw *r, raw_line *l, char *err, size_t errlen)
+{
+    uint64_t id, offset, line;
+    if (l->n != 6 || num(l->f[1], &id) < 0 || num(l->f[2], &offset) < 0 || num(l->f[3], &line) < 0 ||
+        line > UINT32_MAX || id == 0 || id >= r->ncodes)
+        return raw_fail(err, errlen, l, "bad codeline record");
+    exact_code_raw *c = &r->codes[id];
+    if (offset >= c->size || (c->nlines && offset <= c->lines[c->nlines - 1].offset))
+        return raw_fail(err, errlen, l, "codeline offsets must increase and stay inside the code");
+    if (grow((void **)&c->lines, &c->cap_lines, c->nlines, sizeof(*c->lines)) < 0)
+        return raw_fail(err, errlen, l, "out of memory");
+    c->lines[c->nlines++] = (exact_code_line){ (uint32_t)offset, (uint32_t)line, l->f[4], l->f[5] };
+    return 0;
 }
 
 static exact_thread_raw *thread_of(exact_raw *r, uint64_t index)
@@ -265,12 +336,18 @@ static int parse_header(exact_raw *r, raw_line *l, char *err, size_t errlen)
         r->instructions = v;
     else if (!strcmp(k, "cut"))
         r->cut = v != 0;
+    else if (!strcmp(k, "code_kept"))
+        r->code_kept = v;
+    else if (!strcmp(k, "code_left_out"))
+        r->code_left_out = v;
     return 0;
 }
 
-static int parse_line(exact_raw *r, raw_line *l, size_t caps[4], char *err, size_t errlen)
+static int parse_line(exact_raw *r, raw_line *l, size_t caps[5], char *err, size_t errlen)
 {
     const char *k = l->f[0];
+    if (!strcmp(k, "code")) return parse_code(r, l, &caps[4], err, errlen);
+    if (!strcmp(k, "codeline")) return parse_codeline(r, l, err, errlen);
     if (!strcmp(k, "node")) return parse_node(r, l, &caps[0], err, errlen);
     if (!strcmp(k, "leaf")) return parse_leaf(r, l, &caps[1], err, errlen);
     if (!strcmp(k, "thread")) return parse_thread(r, l, &caps[2], err, errlen);
@@ -283,7 +360,7 @@ static int parse_line(exact_raw *r, raw_line *l, size_t caps[4], char *err, size
 
 int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen)
 {
-    size_t caps[4] = { 0 };
+    size_t caps[5] = { 0 };
     int ended = 0;
     raw_line l = { .lineno = 0 };
     memset(r, 0, sizeof(*r));
@@ -296,8 +373,8 @@ int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen)
         *next++ = '\0';
         l.lineno++;
         split(line, &l);
-        if (l.lineno == 1 && (strcmp(l.f[0], "wasp-exact") || l.n != 2 || strcmp(l.f[1], "1")))
-            return exact_raw_free(r), raw_fail(err, errlen, &l, "not a wasp exact raw file (version 1)");
+        if (l.lineno == 1 && (strcmp(l.f[0], "wasp-exact") || l.n != 2 || strcmp(l.f[1], "2")))
+            return exact_raw_free(r), raw_fail(err, errlen, &l, "not a wasp exact raw file (version 2)");
         ended = !strcmp(l.f[0], "end");
         if (l.lineno > 1 && !ended && parse_line(r, &l, caps, err, errlen) < 0)
             return exact_raw_free(r), -1;
@@ -315,6 +392,11 @@ void exact_raw_free(exact_raw *r)
         free(r->leaves[i].instruction);
     for (size_t i = 0; i < r->nthreads; i++)
         free(r->threads[i].stats);
+    for (size_t i = 0; i < r->ncodes; i++) {
+        free(r->codes[i].bytes);
+        free(r->codes[i].lines);
+    }
+    free(r->codes);
     free(r->nodes);
     free(r->leaves);
     free(r->threads);
