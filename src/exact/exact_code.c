@@ -117,6 +117,7 @@ UInt exact_code_capture(const wx_code *c)
     VG_(memcpy)(x->bytes, (const void *)c->start, size);
     x->lines = VG_(malloc)("wasp.code", (c->nscopes + 1) * sizeof(code_line));
     x->nlines = lines_of(c, size, x->lines);
+    x->lines = VG_(realloc)("wasp.code", x->lines, (x->nlines ? x->nlines : 1) * sizeof(code_line));
     kept += cost(x);
     return id;
 }
