@@ -64,9 +64,23 @@ typedef struct builder {
 /* Room for element n of an array, with merge.c's one grow helper. */
 #define GROW(arr, n, cap) merge_grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
 
-static char *dup_or_empty(const char *s)
+/* A frame's four strings in one block starting at its function, as
+ * profile_read makes them and profile_free frees them. */
+static int frame_strings(prof_frame *f, const char *const src[4])
 {
-    return strdup(s ? s : "");
+    char **const dst[4] = { &f->function, &f->file, &f->module, &f->instruction };
+    size_t len[4], total = 0;
+    for (int i = 0; i < 4; i++)
+        total += (len[i] = strlen(src[i] ? src[i] : "")) + 1;
+    char *block = malloc(total);
+    if (!block)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        memcpy(block, src[i] ? src[i] : "", len[i] + 1);
+        *dst[i] = block;
+        block += len[i] + 1;
+    }
+    return 0;
 }
 
 static int add_frame(builder *b, const exact_sym *sym, const char *instruction, uint32_t *out)
@@ -74,14 +88,11 @@ static int add_frame(builder *b, const exact_sym *sym, const char *instruction, 
     if (GROW(b->p.frames, b->p.nframes, b->cap_frames) < 0)
         return -1;
     prof_frame *f = &b->p.frames[b->p.nframes];
-    f->function = dup_or_empty(sym->function);
-    f->file = dup_or_empty(sym->file);
-    f->line = sym->line;
-    f->module = dup_or_empty(sym->module);
-    f->pc = sym->pc;
-    f->instruction = dup_or_empty(instruction);
-    if (!f->function || !f->file || !f->module || !f->instruction)
+    const char *const src[4] = { sym->function, sym->file, sym->module, instruction };
+    if (frame_strings(f, src) < 0)
         return -1;
+    f->line = sym->line;
+    f->pc = sym->pc;
     *out = (uint32_t)b->p.nframes++;
     return 0;
 }

@@ -118,21 +118,39 @@ static int sym_fields(raw_line *l, int at, exact_sym *s)
     return 0;
 }
 
+/* The index of node id (0 for the root), or -1 when no such node came yet. */
+static long node_index(const exact_raw *r, uint64_t id)
+{
+    size_t lo = 1, hi = r->nnodes;
+    if (id == 0)
+        return 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->nodes[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < r->nnodes && r->nodes[lo].id == id ? (long)lo : -1;
+}
+
+/* Nodes come by increasing id, each after its parent. */
 static int parse_node(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
 {
     uint64_t id, parent;
-    if (l->n != 8 || num(l->f[1], &id) < 0 || num(l->f[2], &parent) < 0 || id == 0 || id > UINT32_MAX)
+    long pi;
+    if (l->n != 8 || num(l->f[1], &id) < 0 || num(l->f[2], &parent) < 0 || id == 0 || id > UINT32_MAX ||
+        (r->nnodes > 1 && id <= r->nodes[r->nnodes - 1].id))
         return raw_fail(err, errlen, l, "bad node record");
-    if (parent >= id || (parent && !r->nodes[parent].present))
+    if ((pi = node_index(r, parent)) < 0)
         return raw_fail(err, errlen, l, "node %" PRIu64 " refers to unknown node %" PRIu64, id, parent);
-    if (grow((void **)&r->nodes, cap, id, sizeof(*r->nodes)) < 0)
+    if (grow((void **)&r->nodes, cap, r->nnodes ? r->nnodes : 1, sizeof(*r->nodes)) < 0)
         return raw_fail(err, errlen, l, "out of memory");
-    exact_node_raw *n = &r->nodes[id];
-    if (n->present || sym_fields(l, 3, &n->sym) < 0)
+    r->nnodes = r->nnodes ? r->nnodes : 1;
+    exact_node_raw *n = &r->nodes[r->nnodes];
+    if (sym_fields(l, 3, &n->sym) < 0)
         return raw_fail(err, errlen, l, "bad node record");
-    n->present = 1;
-    n->parent = (uint32_t)parent;
-    r->nnodes = id + 1 > r->nnodes ? id + 1 : r->nnodes;
+    n->id = (uint32_t)id;
+    n->parent = (uint32_t)pi;
+    r->nnodes++;
     return 0;
 }
 
@@ -176,21 +194,24 @@ static int decode_leaf(exact_leaf *lf, const char *hex)
 static int leaf_code(const exact_raw *r, exact_leaf *lf, const char *field)
 {
     uint64_t code;
-    if (num(field, &code) < 0 || (code && (code >= r->ncodes || !r->codes[code].present)))
-        return -1;
-    const exact_code_raw *c = &r->codes[code];
-    if (code && (lf->sym.pc < c->start || lf->sym.pc - c->start >= c->size))
+    if (num(field, &code) < 0)
         return -1;
     lf->code = (uint32_t)code;
-    return 0;
+    if (!code)
+        return 0;
+    if (code >= r->ncodes || !r->codes[code].present)
+        return -1;
+    const exact_code_raw *c = &r->codes[code];
+    return lf->sym.pc < c->start || lf->sym.pc - c->start >= c->size ? -1 : 0;
 }
 
 static int parse_leaf(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
 {
     uint64_t id, node;
-    if (l->n != 10 || num(l->f[1], &id) < 0 || num(l->f[2], &node) < 0 || id == 0 || id > UINT32_MAX)
+    long ni;
+    if (l->n != 10 || num(l->f[1], &id) < 0 || num(l->f[2], &node) < 0 || id == 0 || id > EXACT_RAW_MAX_LEAF)
         return raw_fail(err, errlen, l, "bad leaf record");
-    if (node && (node >= r->nnodes || !r->nodes[node].present))
+    if ((ni = node_index(r, node)) < 0)
         return raw_fail(err, errlen, l, "leaf %" PRIu64 " refers to unknown node %" PRIu64, id, node);
     if (grow((void **)&r->leaves, cap, id, sizeof(*r->leaves)) < 0)
         return raw_fail(err, errlen, l, "out of memory");
@@ -198,7 +219,7 @@ static int parse_leaf(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     if (lf->present || sym_fields(l, 3, &lf->sym) < 0)
         return raw_fail(err, errlen, l, "bad leaf record");
     lf->present = 1;
-    lf->node = (uint32_t)node;
+    lf->node = (uint32_t)ni;
     r->nleaves = id + 1 > r->nleaves ? id + 1 : r->nleaves;
     if (leaf_code(r, lf, l->f[9]) < 0)
         return raw_fail(err, errlen, l, "leaf %" PRIu64 " names no code holding its pc", id);
@@ -216,6 +237,7 @@ static int parse_code(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     if (grow((void **)&r->codes, cap, id, sizeof(*r->codes)) < 0)
         return raw_fail(err, errlen, l, "out of memory");
     exact_code_raw *c = &r->codes[id];
+    r->ncodes = id + 1;   /* from here exact_raw_free frees its bytes */
     c->size = (uint32_t)(len / 2);
     if (!(c->bytes = malloc(c->size)))
         return raw_fail(err, errlen, l, "out of memory");
@@ -224,7 +246,6 @@ static int parse_code(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     c->present = 1;
     c->name = l->f[2];
     c->start = start;
-    r->ncodes = id + 1;
     return 0;
 }
 

@@ -17,15 +17,21 @@ typedef struct exact_sym {
     uint32_t line;
 } exact_sym;
 
+/* The tool's ids are sparse (only the nodes contexts use are written) and
+ * may reach 2^32: nodes are kept densely, in the file's (increasing) id
+ * order, and referred to by index. */
 typedef struct exact_node_raw {
-    int present;
-    uint32_t parent;     /* 0: the root */
+    uint32_t id;         /* the file's */
+    uint32_t parent;     /* index, 0: the root */
     exact_sym sym;       /* of the call site */
 } exact_node_raw;
 
+/* Leaf ids index leaves directly: the tool's shadow names at most 2^21. */
+#define EXACT_RAW_MAX_LEAF (1u << 21)
+
 typedef struct exact_leaf {
     int present;
-    uint32_t node;
+    uint32_t node;       /* index into nodes, 0: the root */
     exact_sym sym;       /* of the accessing instruction */
     char *instruction;   /* AT&T text, "" when its bytes were not kept */
     uint8_t fp;          /* enum access_fp of its memory operand */
@@ -75,7 +81,7 @@ typedef struct exact_raw {
     double fp_tolerance;
     uint64_t instructions;
     int cut;
-    exact_node_raw *nodes;   size_t nnodes;    /* indexed by id */
+    exact_node_raw *nodes;   size_t nnodes;    /* [0] is the root */
     exact_leaf *leaves;      size_t nleaves;   /* indexed by id */
     exact_thread_raw *threads; size_t nthreads;
     exact_pair_raw *pairs;   size_t npairs;
