@@ -2,19 +2,24 @@
  * exact_convert.c - from the exact tool's raw file to standard profiles.
  *
  * The raw file (text, TAB-separated, fields escaped as in profiles):
- *   wasp-exact 1 / mode M / pid P / command C / written exit|exec|limit /
- *   instructions N / cut 0|1
+ *   wasp-exact 2 / mode M / pid P / command C / written exit|exec|limit /
+ *   instructions N / cut 0|1 / (Java only) code_kept B / code_left_out B
  *   thread <index> <os tid>            one per thread the program ran
  *   stat <index> <name> <value>
  *   node <id> <parent> <pc> <function> <file> <line> <module>
  *                                      a call site; parent 0 is the root
- *   leaf <id> <node> <pc> <function> <file> <line> <module> <insn hex>
- *                                      an accessing instruction in a caller chain
+ *   code <id> <name> <start> <hex>     JIT code (Java), ids from 1: its bytes as
+ *                                      copied when the JVM reported it
+ *   codeline <code> <offset> <line> <function> <file>
+ *                                      its line table, as the profile's codeline
+ *   leaf <id> <node> <pc> <function> <file> <line> <module> <insn hex> <code>
+ *                                      an accessing instruction in a caller chain;
+ *                                      code: the JIT code its pc lies in, or 0
  *   pair <index> <leaf C1> <leaf C2> <count> <bytes> <wasteful> <approx64> <approx32>
  *   fold <index> <count> <bytes> <wasteful>
  *                                      pairs the tool folded (small, none approximately silent)
  *   end
- * Nodes come before what refers to them. approx64/approx32 are the bytes
+ * Codes and nodes come before what refers to them. approx64/approx32 are the bytes
  * that would be approximately silent if the values were doubles / floats;
  * the C1 instruction's element type, decoded here with the sampled
  * engine's decoder, says which (if either) counts, exactly as the sampled
@@ -51,15 +56,31 @@ typedef struct builder {
     uint64_t fold_below;               /* bytes under which a pair is folded */
     profile p;
     uint32_t *node_frame, *leaf_ctx;   /* ids -> index + 1 in p, 0 when not yet added */
-    size_t cap_frames, cap_ctx, cap_pairs, cap_stats;
+    uint8_t *code_seen;                /* raw code ids already added or left out */
+    uint32_t *code_raw;                /* p.codes index -> raw code id */
+    size_t cap_frames, cap_ctx, cap_pairs, cap_stats, cap_codes, cap_code_raw;
 } builder;
 
 /* Room for element n of an array, with merge.c's one grow helper. */
 #define GROW(arr, n, cap) merge_grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
 
-static char *dup_or_empty(const char *s)
+/* A frame's four strings in one block starting at its function, as
+ * profile_read makes them and profile_free frees them. */
+static int frame_strings(prof_frame *f, const char *const src[4])
 {
-    return strdup(s ? s : "");
+    char **const dst[4] = { &f->function, &f->file, &f->module, &f->instruction };
+    size_t len[4], total = 0;
+    for (int i = 0; i < 4; i++)
+        total += (len[i] = strlen(src[i] ? src[i] : "")) + 1;
+    char *block = malloc(total);
+    if (!block)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        memcpy(block, src[i] ? src[i] : "", len[i] + 1);
+        *dst[i] = block;
+        block += len[i] + 1;
+    }
+    return 0;
 }
 
 static int add_frame(builder *b, const exact_sym *sym, const char *instruction, uint32_t *out)
@@ -67,14 +88,11 @@ static int add_frame(builder *b, const exact_sym *sym, const char *instruction, 
     if (GROW(b->p.frames, b->p.nframes, b->cap_frames) < 0)
         return -1;
     prof_frame *f = &b->p.frames[b->p.nframes];
-    f->function = dup_or_empty(sym->function);
-    f->file = dup_or_empty(sym->file);
-    f->line = sym->line;
-    f->module = dup_or_empty(sym->module);
-    f->pc = sym->pc;
-    f->instruction = dup_or_empty(instruction);
-    if (!f->function || !f->file || !f->module || !f->instruction)
+    const char *const src[4] = { sym->function, sym->file, sym->module, instruction };
+    if (frame_strings(f, src) < 0)
         return -1;
+    f->line = sym->line;
+    f->pc = sym->pc;
     *out = (uint32_t)b->p.nframes++;
     return 0;
 }
@@ -91,6 +109,53 @@ static int node_frame(builder *b, uint32_t node, uint32_t *out)
     return 0;
 }
 
+static int codes_overlap(const prof_code *a, const exact_code_raw *b)
+{
+    return a->start < b->start + b->size && b->start < a->start + a->size;
+}
+
+static int copy_lines(prof_code *d, const exact_code_raw *c)
+{
+    if (!(d->lines = calloc(c->nlines ? c->nlines : 1, sizeof(*d->lines))))
+        return -1;
+    for (size_t i = 0; i < c->nlines; i++) {
+        prof_code_line *l = &d->lines[d->nlines++];
+        l->offset = c->lines[i].offset;
+        l->line = c->lines[i].line;
+        l->function = strdup(c->lines[i].function);
+        l->file = strdup(c->lines[i].file);
+        if (!l->function || !l->file)
+            return -1;
+    }
+    return 0;
+}
+
+/* The JIT code a leaf lies in, once a profile. Code overlapping code
+ * already taken (its address reused by newer code) is left out: a pc must
+ * name one code. */
+static int add_code(builder *b, uint32_t id)
+{
+    if (!id || b->code_seen[id])
+        return 0;
+    const exact_code_raw *c = &b->r->codes[id];
+    b->code_seen[id] = 1;
+    for (size_t i = 0; i < b->p.ncodes; i++)
+        if (codes_overlap(&b->p.codes[i], c))
+            return 0;
+    if (GROW(b->p.codes, b->p.ncodes, b->cap_codes) < 0 || GROW(b->code_raw, b->p.ncodes, b->cap_code_raw) < 0)
+        return -1;
+    b->code_raw[b->p.ncodes] = id;
+    prof_code *d = &b->p.codes[b->p.ncodes++];
+    memset(d, 0, sizeof(*d));
+    d->name = strdup(c->name);
+    d->start = c->start;
+    d->size = c->size;
+    if (!d->name || !(d->bytes = malloc(c->size)))
+        return -1;
+    memcpy(d->bytes, c->bytes, c->size);
+    return copy_lines(d, c);
+}
+
 /* The context of a leaf: its instruction's frame, then the call sites. */
 static int leaf_context(builder *b, uint32_t leaf, uint32_t *out)
 {
@@ -100,7 +165,7 @@ static int leaf_context(builder *b, uint32_t leaf, uint32_t *out)
     }
     const exact_leaf *l = &b->r->leaves[leaf];
     uint32_t frames[EXACT_RAW_MAX_DEPTH + 1], n = 0;
-    if (add_frame(b, &l->sym, l->instruction, &frames[n++]) < 0)
+    if (add_frame(b, &l->sym, l->instruction, &frames[n++]) < 0 || add_code(b, l->code) < 0)
         return -1;
     for (uint32_t node = l->node; node && n <= EXACT_RAW_MAX_DEPTH; node = b->r->nodes[node].parent)
         if (node_frame(b, node, &frames[n++]) < 0)
@@ -139,6 +204,9 @@ static int add_stats(builder *b, const exact_thread_raw *t)
               add_stat(b, "traps", pairs) |
               add_stat(b, "exact_cut", first ? (uint64_t)b->r->cut : 0) |
               add_stat(b, "exact_instructions", first ? b->r->instructions : 0);
+    if (b->r->code_kept || b->r->code_left_out)
+        bad |= add_stat(b, "exact_code_kept", first ? b->r->code_kept : 0) |
+               add_stat(b, "exact_code_left_out", first ? b->r->code_left_out : 0);
     for (size_t i = 0; i < t->nstats; i++)
         if (!strncmp(t->stats[i].name, "drop.", 5))
             bad |= add_stat(b, t->stats[i].name, t->stats[i].value);
@@ -196,6 +264,58 @@ static int add_pairs(builder *b, const exact_thread_raw *t)
     return fold.count ? add_fold(b, &fold) : 0;
 }
 
+static int by_start(const void *x, const void *y, void *arg)
+{
+    const prof_code *codes = arg;
+    uint64_t a = codes[*(const uint32_t *)x].start, c = codes[*(const uint32_t *)y].start;
+    return (a > c) - (a < c);
+}
+
+/* The index in p.codes of the code holding pc, or -1; order sorts them by start. */
+static long code_holding(const profile *p, const uint32_t *order, uint64_t pc)
+{
+    size_t lo = 0, hi = p->ncodes;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->codes[order[mid]].start <= pc) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo && pc - p->codes[order[lo - 1]].start < p->codes[order[lo - 1]].size ? (long)order[lo - 1] : -1;
+}
+
+/* Leaves out every code that holds the pc of a leaf of this profile that
+ * did not run in it (a stub or newer code now at an address the kept code
+ * had): a report would show that leaf inside the wrong code. */
+static int drop_foreign_codes(builder *b)
+{
+    uint32_t *order = malloc((b->p.ncodes ? b->p.ncodes : 1) * sizeof(*order));
+    uint8_t *drop = calloc(b->p.ncodes ? b->p.ncodes : 1, 1);
+    if (!order || !drop) {
+        free(order);
+        free(drop);
+        return -1;
+    }
+    for (uint32_t i = 0; i < b->p.ncodes; i++)
+        order[i] = i;
+    qsort_r(order, b->p.ncodes, sizeof(*order), by_start, b->p.codes);
+    for (size_t leaf = 1; leaf < b->r->nleaves; leaf++) {
+        long k = b->leaf_ctx[leaf] ? code_holding(&b->p, order, b->r->leaves[leaf].sym.pc) : -1;
+        if (k >= 0 && b->code_raw[k] != b->r->leaves[leaf].code)
+            drop[k] = 1;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < b->p.ncodes; i++) {
+        if (drop[i])
+            prof_code_clear(&b->p.codes[i]);
+        else
+            b->p.codes[kept++] = b->p.codes[i];
+    }
+    b->p.ncodes = kept;
+    free(order);
+    free(drop);
+    return 0;
+}
+
 static int build_thread(builder *b, const exact_thread_raw *t, double fp_tolerance)
 {
     const exact_raw *r = b->r;
@@ -208,9 +328,10 @@ static int build_thread(builder *b, const exact_thread_raw *t, double fp_toleran
     b->p.fp_tolerance = fp_tolerance;
     b->node_frame = calloc(r->nnodes + 1, sizeof(uint32_t));
     b->leaf_ctx = calloc(r->nleaves + 1, sizeof(uint32_t));
-    if (!b->p.thread_name || !b->p.command || !b->node_frame || !b->leaf_ctx)
+    b->code_seen = calloc(r->ncodes + 1, 1);
+    if (!b->p.thread_name || !b->p.command || !b->node_frame || !b->leaf_ctx || !b->code_seen)
         return -1;
-    return add_stats(b, t) < 0 ? -1 : add_pairs(b, t);
+    return add_stats(b, t) < 0 || add_pairs(b, t) < 0 ? -1 : drop_foreign_codes(b);
 }
 
 static int write_thread(const exact_raw *r, const exact_thread_raw *t, const char *dir, unsigned n,
@@ -228,6 +349,8 @@ static int write_thread(const exact_raw *r, const exact_thread_raw *t, const cha
         rc = profile_write(&b.p, path, err, errlen);
     free(b.node_frame);
     free(b.leaf_ctx);
+    free(b.code_seen);
+    free(b.code_raw);
     profile_free(&b.p);
     return rc;
 }

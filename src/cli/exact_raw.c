@@ -16,6 +16,7 @@
 #include <string.h>
 #include "access.h"
 #include "decode.h"
+#include "profile.h"
 
 #define RAW_MAX_FIELDS 12
 
@@ -117,21 +118,56 @@ static int sym_fields(raw_line *l, int at, exact_sym *s)
     return 0;
 }
 
+/* The index of node id (0 for the root), or -1 when no such node came yet. */
+static long node_index(const exact_raw *r, uint64_t id)
+{
+    size_t lo = 1, hi = r->nnodes;
+    if (id == 0)
+        return 0;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (r->nodes[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < r->nnodes && r->nodes[lo].id == id ? (long)lo : -1;
+}
+
+/* Nodes come by increasing id, each after its parent. */
 static int parse_node(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
 {
     uint64_t id, parent;
-    if (l->n != 8 || num(l->f[1], &id) < 0 || num(l->f[2], &parent) < 0 || id == 0 || id > UINT32_MAX)
+    long pi;
+    if (l->n != 8 || num(l->f[1], &id) < 0 || num(l->f[2], &parent) < 0 || id == 0 || id > UINT32_MAX ||
+        (r->nnodes > 1 && id <= r->nodes[r->nnodes - 1].id))
         return raw_fail(err, errlen, l, "bad node record");
-    if (parent >= id || (parent && !r->nodes[parent].present))
+    if ((pi = node_index(r, parent)) < 0)
         return raw_fail(err, errlen, l, "node %" PRIu64 " refers to unknown node %" PRIu64, id, parent);
-    if (grow((void **)&r->nodes, cap, id, sizeof(*r->nodes)) < 0)
+    if (grow((void **)&r->nodes, cap, r->nnodes ? r->nnodes : 1, sizeof(*r->nodes)) < 0)
         return raw_fail(err, errlen, l, "out of memory");
-    exact_node_raw *n = &r->nodes[id];
-    if (n->present || sym_fields(l, 3, &n->sym) < 0)
+    r->nnodes = r->nnodes ? r->nnodes : 1;
+    exact_node_raw *n = &r->nodes[r->nnodes];
+    if (sym_fields(l, 3, &n->sym) < 0)
         return raw_fail(err, errlen, l, "bad node record");
-    n->present = 1;
-    n->parent = (uint32_t)parent;
-    r->nnodes = id + 1 > r->nnodes ? id + 1 : r->nnodes;
+    n->id = (uint32_t)id;
+    n->parent = (uint32_t)pi;
+    r->nnodes++;
+    return 0;
+}
+
+static int nibble(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* n bytes from 2n lower-case hex digits; 0, or -1 on another character. */
+static int unhex(const char *hex, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+        if (lo < 0)
+            return -1;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
     return 0;
 }
 
@@ -143,9 +179,8 @@ static int decode_leaf(exact_leaf *lf, const char *hex)
     char text[160] = "";
     greg_t regs[NGREG] = { 0 };
     mem_access a;
-    for (size_t i = 0; i < len && i < sizeof(code); i++)
-        if (sscanf(hex + 2 * i, "%2hhx", &code[i]) != 1)
-            return -1;
+    if (strlen(hex) % 2 || (len <= sizeof(code) && unhex(hex, code, len) < 0))
+        return -1;
     if (len && len <= sizeof(code)) {
         decode_format_bytes(code, len, lf->sym.pc, 0, text, sizeof(text), &used);
         if (decode_access_bytes(code, len, lf->sym.pc, regs, 0, 0, 0, &a) == DROP_NONE)
@@ -155,12 +190,28 @@ static int decode_leaf(exact_leaf *lf, const char *hex)
     return lf->instruction ? 0 : -1;
 }
 
+/* The code a leaf lies in: 0, or a code before it that holds its pc. */
+static int leaf_code(const exact_raw *r, exact_leaf *lf, const char *field)
+{
+    uint64_t code;
+    if (num(field, &code) < 0)
+        return -1;
+    lf->code = (uint32_t)code;
+    if (!code)
+        return 0;
+    if (code >= r->ncodes || !r->codes[code].present)
+        return -1;
+    const exact_code_raw *c = &r->codes[code];
+    return lf->sym.pc < c->start || lf->sym.pc - c->start >= c->size ? -1 : 0;
+}
+
 static int parse_leaf(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
 {
     uint64_t id, node;
-    if (l->n != 9 || num(l->f[1], &id) < 0 || num(l->f[2], &node) < 0 || id == 0 || id > UINT32_MAX)
+    long ni;
+    if (l->n != 10 || num(l->f[1], &id) < 0 || num(l->f[2], &node) < 0 || id == 0 || id > EXACT_RAW_MAX_LEAF)
         return raw_fail(err, errlen, l, "bad leaf record");
-    if (node && (node >= r->nnodes || !r->nodes[node].present))
+    if ((ni = node_index(r, node)) < 0)
         return raw_fail(err, errlen, l, "leaf %" PRIu64 " refers to unknown node %" PRIu64, id, node);
     if (grow((void **)&r->leaves, cap, id, sizeof(*r->leaves)) < 0)
         return raw_fail(err, errlen, l, "out of memory");
@@ -168,9 +219,50 @@ static int parse_leaf(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     if (lf->present || sym_fields(l, 3, &lf->sym) < 0)
         return raw_fail(err, errlen, l, "bad leaf record");
     lf->present = 1;
-    lf->node = (uint32_t)node;
+    lf->node = (uint32_t)ni;
     r->nleaves = id + 1 > r->nleaves ? id + 1 : r->nleaves;
+    if (leaf_code(r, lf, l->f[9]) < 0)
+        return raw_fail(err, errlen, l, "leaf %" PRIu64 " names no code holding its pc", id);
     return decode_leaf(lf, l->f[8]) < 0 ? raw_fail(err, errlen, l, "bad instruction bytes") : 0;
+}
+
+/* code <id> <name> <start> <hex>: ids count from 1, in order. */
+static int parse_code(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t errlen)
+{
+    uint64_t id, start;
+    size_t len = l->n == 5 ? strlen(l->f[4]) : 0;
+    if (l->n != 5 || num(l->f[1], &id) < 0 || id != (r->ncodes ? r->ncodes : 1) || num(l->f[3], &start) < 0 ||
+        len == 0 || len % 2 || len / 2 > PROFILE_CODE_MAX_SIZE || start > UINT64_MAX - (len / 2 - 1))
+        return raw_fail(err, errlen, l, "bad code record");
+    if (grow((void **)&r->codes, cap, id, sizeof(*r->codes)) < 0)
+        return raw_fail(err, errlen, l, "out of memory");
+    exact_code_raw *c = &r->codes[id];
+    r->ncodes = id + 1;   /* from here exact_raw_free frees its bytes */
+    c->size = (uint32_t)(len / 2);
+    if (!(c->bytes = malloc(c->size)))
+        return raw_fail(err, errlen, l, "out of memory");
+    if (unhex(l->f[4], c->bytes, c->size) < 0)
+        return raw_fail(err, errlen, l, "bad code bytes");
+    c->present = 1;
+    c->name = l->f[2];
+    c->start = start;
+    return 0;
+}
+
+/* codeline <code> <offset> <line> <function> <file>: by increasing offset. */
+static int parse_codeline(exact_raw *r, raw_line *l, char *err, size_t errlen)
+{
+    uint64_t id, offset, line;
+    if (l->n != 6 || num(l->f[1], &id) < 0 || num(l->f[2], &offset) < 0 || num(l->f[3], &line) < 0 ||
+        line > UINT32_MAX || id == 0 || id >= r->ncodes)
+        return raw_fail(err, errlen, l, "bad codeline record");
+    exact_code_raw *c = &r->codes[id];
+    if (offset >= c->size || (c->nlines && offset <= c->lines[c->nlines - 1].offset))
+        return raw_fail(err, errlen, l, "codeline offsets must increase and stay inside the code");
+    if (grow((void **)&c->lines, &c->cap_lines, c->nlines, sizeof(*c->lines)) < 0)
+        return raw_fail(err, errlen, l, "out of memory");
+    c->lines[c->nlines++] = (exact_code_line){ (uint32_t)offset, (uint32_t)line, l->f[4], l->f[5] };
+    return 0;
 }
 
 static exact_thread_raw *thread_of(exact_raw *r, uint64_t index)
@@ -265,12 +357,18 @@ static int parse_header(exact_raw *r, raw_line *l, char *err, size_t errlen)
         r->instructions = v;
     else if (!strcmp(k, "cut"))
         r->cut = v != 0;
+    else if (!strcmp(k, "code_kept"))
+        r->code_kept = v;
+    else if (!strcmp(k, "code_left_out"))
+        r->code_left_out = v;
     return 0;
 }
 
-static int parse_line(exact_raw *r, raw_line *l, size_t caps[4], char *err, size_t errlen)
+static int parse_line(exact_raw *r, raw_line *l, size_t caps[5], char *err, size_t errlen)
 {
     const char *k = l->f[0];
+    if (!strcmp(k, "code")) return parse_code(r, l, &caps[4], err, errlen);
+    if (!strcmp(k, "codeline")) return parse_codeline(r, l, err, errlen);
     if (!strcmp(k, "node")) return parse_node(r, l, &caps[0], err, errlen);
     if (!strcmp(k, "leaf")) return parse_leaf(r, l, &caps[1], err, errlen);
     if (!strcmp(k, "thread")) return parse_thread(r, l, &caps[2], err, errlen);
@@ -283,7 +381,7 @@ static int parse_line(exact_raw *r, raw_line *l, size_t caps[4], char *err, size
 
 int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen)
 {
-    size_t caps[4] = { 0 };
+    size_t caps[5] = { 0 };
     int ended = 0;
     raw_line l = { .lineno = 0 };
     memset(r, 0, sizeof(*r));
@@ -296,8 +394,8 @@ int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen)
         *next++ = '\0';
         l.lineno++;
         split(line, &l);
-        if (l.lineno == 1 && (strcmp(l.f[0], "wasp-exact") || l.n != 2 || strcmp(l.f[1], "1")))
-            return exact_raw_free(r), raw_fail(err, errlen, &l, "not a wasp exact raw file (version 1)");
+        if (l.lineno == 1 && (strcmp(l.f[0], "wasp-exact") || l.n != 2 || strcmp(l.f[1], "2")))
+            return exact_raw_free(r), raw_fail(err, errlen, &l, "not a wasp exact raw file (version 2)");
         ended = !strcmp(l.f[0], "end");
         if (l.lineno > 1 && !ended && parse_line(r, &l, caps, err, errlen) < 0)
             return exact_raw_free(r), -1;
@@ -315,6 +413,11 @@ void exact_raw_free(exact_raw *r)
         free(r->leaves[i].instruction);
     for (size_t i = 0; i < r->nthreads; i++)
         free(r->threads[i].stats);
+    for (size_t i = 0; i < r->ncodes; i++) {
+        free(r->codes[i].bytes);
+        free(r->codes[i].lines);
+    }
+    free(r->codes);
     free(r->nodes);
     free(r->leaves);
     free(r->threads);

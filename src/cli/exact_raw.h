@@ -17,19 +17,44 @@ typedef struct exact_sym {
     uint32_t line;
 } exact_sym;
 
+/* The tool's ids are sparse (only the nodes contexts use are written) and
+ * may reach 2^32: nodes are kept densely, in the file's (increasing) id
+ * order, and referred to by index. */
 typedef struct exact_node_raw {
-    int present;
-    uint32_t parent;     /* 0: the root */
+    uint32_t id;         /* the file's */
+    uint32_t parent;     /* index, 0: the root */
     exact_sym sym;       /* of the call site */
 } exact_node_raw;
 
+/* Leaf ids index leaves directly: the tool's shadow names at most 2^21. */
+#define EXACT_RAW_MAX_LEAF (1u << 21)
+
 typedef struct exact_leaf {
     int present;
-    uint32_t node;
+    uint32_t node;       /* index into nodes, 0: the root */
     exact_sym sym;       /* of the accessing instruction */
     char *instruction;   /* AT&T text, "" when its bytes were not kept */
     uint8_t fp;          /* enum access_fp of its memory operand */
+    uint32_t code;       /* the JIT code its pc lies in, 0 when none was kept */
 } exact_leaf;
+
+/* From offset up to the next line's, the code is line of function in file. */
+typedef struct exact_code_line {
+    uint32_t offset, line;
+    const char *function, *file;
+} exact_code_line;
+
+/* A JIT-compiled method's machine code, as the tool copied it when the
+ * JVM reported it. */
+typedef struct exact_code_raw {
+    int present;
+    const char *name;
+    uint64_t start;
+    uint32_t size;
+    uint8_t *bytes;
+    exact_code_line *lines;   /* by increasing offset */
+    size_t nlines, cap_lines;
+} exact_code_raw;
 
 typedef struct exact_stat_raw {
     const char *name;
@@ -56,10 +81,12 @@ typedef struct exact_raw {
     double fp_tolerance;
     uint64_t instructions;
     int cut;
-    exact_node_raw *nodes;   size_t nnodes;    /* indexed by id */
+    exact_node_raw *nodes;   size_t nnodes;    /* [0] is the root */
     exact_leaf *leaves;      size_t nleaves;   /* indexed by id */
     exact_thread_raw *threads; size_t nthreads;
     exact_pair_raw *pairs;   size_t npairs;
+    exact_code_raw *codes;   size_t ncodes;    /* indexed by id, from 1 */
+    uint64_t code_kept, code_left_out;         /* bytes of JIT code (Java processes) */
 } exact_raw;
 
 /* Parses buf (modified in place). Returns 0, or -1 with the line and what

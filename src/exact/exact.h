@@ -6,7 +6,8 @@
  * header. It sees every load and store of the program (exact_instrument.c),
  * pairs each access of the monitored kind with the next access to the same
  * bytes by the same thread through per-byte shadow state (exact_shadow.c),
- * keys contexts on a shadow call stack (exact_tables.c), and writes one raw
+ * keys contexts on a shadow call stack (exact_tables.c), keeps a JVM's JIT
+ * code for the report's disassembly (exact_code.c), and writes one raw
  * file per process (exact_write.c) that the wasp CLI turns into standard
  * profiles (src/cli/exact_convert.c).
  */
@@ -150,8 +151,22 @@ void exact_call(Addr call_pc, Addr sp);
 void exact_ret(Addr sp);
 void exact_check_limit(void);
 
+/* exact_code.c: JIT code bytes and line tables, for the profile's code records */
+struct wx_code;
+UInt exact_code_capture(const struct wx_code *c);   /* a code id, 0 when not kept */
+void exact_code_release(UInt code);                 /* its code left the code map */
+void exact_code_leaf(UInt ctx, Addr pc, UInt code); /* a leaf context's pc lies in code */
+void exact_code_prepare(void);                      /* interns the line frames written codes need */
+UInt exact_code_of_leaf(UInt ctx);                  /* 0 when none, or not prepared */
+UInt exact_code_ids(void);                          /* ids are below this */
+void exact_code_info(UInt code, Addr *start, UInt *size, const UChar **bytes, UInt *jname);
+UInt exact_code_nlines(UInt code);
+void exact_code_line(UInt code, UInt i, UInt *offset, UInt *jframe);
+void exact_code_stats(ULong *kept_bytes, ULong *left_out_bytes);
+
 /* exact_write.c */
 void exact_write_raw(const HChar *why);
 void exact_write_forget(void);
+void exact_write_leaves_used(UChar *leaf_used);     /* marks the leaves the raw file writes */
 
 #endif

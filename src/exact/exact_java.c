@@ -41,6 +41,7 @@ typedef struct blob {
     UInt nscopes;
     wx_scope *scopes;
     wx_frame *frames;
+    UInt code;          /* its bytes' copy (exact_code.c), 0 when none */
 } blob;
 
 /* Live code, sorted by start; a new blob replaces any it overlaps. */
@@ -77,6 +78,7 @@ static const blob *find_blob(Addr pc)
 
 static void blob_free(blob *b)
 {
+    exact_code_release(b->code);
     VG_(free)(b->scopes);
     VG_(free)(b->frames);
 }
@@ -109,7 +111,8 @@ static void add_code(const wx_code *c)
     VG_(memmove)(&blobs[i + 1], &blobs[i], (nblobs - i) * sizeof(blob));
     nblobs++;
     blob *b = &blobs[i];
-    *b = (blob){ c->start, c->end, (UInt)c->kind, c->method, (UInt)c->nscopes, NULL, NULL };
+    *b = (blob){ c->start, c->end, (UInt)c->kind, c->method, (UInt)c->nscopes, NULL, NULL,
+                 exact_code_capture(c) };
     if (c->nscopes && c->nframes) {
         b->scopes = VG_(malloc)("wasp.java", c->nscopes * sizeof(wx_scope));
         b->frames = VG_(malloc)("wasp.java", c->nframes * sizeof(wx_frame));
@@ -174,6 +177,14 @@ static Bool interpreted(Addr pc)
     return pc >= interp_lo && pc < interp_hi;
 }
 
+/* The leaf ctx at pc gets the copy of the JIT code pc lies in. */
+static void leaf_code(UInt ctx, Addr pc)
+{
+    const blob *b = find_blob(pc);
+    if (b && b->kind == WX_JIT)
+        exact_code_leaf(ctx, pc, b->code);
+}
+
 /* The frame-pointer chain above an access: level 0 is the access, level k
  * the k-th return address with its frame pointer (and saved bytecode
  * pointer when it returns into the interpreter). */
@@ -234,8 +245,10 @@ static void late_leaves(void)
         Addr pc;
         exact_leaf_info(unresolved[i], &node, &pc, &len);
         UInt resolved = intern_frames(node, pc, 0, 0, &none);
-        if (resolved != node)
+        if (resolved != node) {
             exact_leaf_set_node(unresolved[i], resolved);
+            leaf_code(unresolved[i], pc);
+        }
     }
     nunresolved = 0;
 }
@@ -272,6 +285,8 @@ UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr 
                                                  : exact_leaf_at(t, node, pc, len);
     if (node == parent)
         remember_unresolved(ctx);
+    else if (!interpreted(pc))
+        leaf_code(ctx, pc);
     t->jleaf[h].pc = pc;
     t->jleaf[h].node = parent;
     t->jleaf[h].bcp = lv[0].bcp;
@@ -333,6 +348,7 @@ static UWord needed(wx_frame *buf, UWord cap)
      * thread) must not make contexts that nobody will name. */
     vm_dead = True;
     late_leaves();
+    exact_code_prepare();
     UInt n = exact_njframes();
     for (UInt i = 0; buf && i < n && i < cap; i++) {
         UInt kind;

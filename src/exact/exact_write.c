@@ -4,7 +4,8 @@
  * loaded now; once the process is gone nobody can name its addresses), and
  * each leaf instruction's bytes, which the wasp CLI decodes (Zydis: text and
  * element type) when it turns this file into standard profiles
- * (src/cli/exact_convert.c, format in docs/how-it-works.md).
+ * (src/cli/exact_convert.c, format in docs/how-it-works.md), and, for a
+ * JVM, the JIT code those leaves ran in with its line table (exact_code.c).
  *
  * Written at exit, before an exec replaces the process, and when
  * --exact-limit cuts the run; always whole (temporary file, then rename).
@@ -124,11 +125,10 @@ static void w_symbol(wbuf *w, Addr pc)
     VG_(free)(module);
 }
 
-/* The bytes as the leaf's instruction was when first seen (exact_tables.c). */
-static void w_insn_bytes(wbuf *w, UInt ctx, UInt len)
+/* TAB, then len bytes in hex. */
+static void w_hex(wbuf *w, const UChar *b, UInt len)
 {
     static const HChar hex[] = "0123456789abcdef";
-    const UChar *b = exact_leaf_bytes(ctx);
     w_char(w, '\t');
     for (UInt i = 0; i < len; i++) {
         w_char(w, hex[b[i] >> 4]);
@@ -152,7 +152,7 @@ static void w_java_symbol(wbuf *w, UInt jframe)
 static void w_header(wbuf *w, const HChar *why)
 {
     static const HChar *const modes[] = { "dead-store", "silent-store", "silent-load" };
-    w_raw(w, "wasp-exact\t1\nmode");
+    w_raw(w, "wasp-exact\t2\nmode");
     w_field(w, modes[exact_opts.mode]);
     w_num(w, "\npid\t%llu\ncommand", (ULong)VG_(getpid)());
     w_field(w, VG_(args_the_exename));
@@ -166,6 +166,12 @@ static void w_header(wbuf *w, const HChar *why)
     w_field(w, why);
     w_num(w, "\ninstructions\t%llu", exact_cut_insns ? exact_cut_insns : exact_insns);
     w_num(w, "\ncut\t%llu\n", exact_limit_hit);
+    if (exact_opts.java) {
+        ULong kept, left_out;
+        exact_code_stats(&kept, &left_out);
+        w_num(w, "code_kept\t%llu\n", kept);
+        w_num(w, "code_left_out\t%llu\n", left_out);
+    }
 }
 
 static void w_threads(wbuf *w)
@@ -214,9 +220,9 @@ static void set_fold_below(void)
     fold_below = (ULong)((double)total * FOLD_SHARE);
 }
 
-/* Marks the leaves pairs use, and every node on their caller chains. */
-static void mark_used(UChar *leaf_used, UChar *node_used)
+void exact_write_leaves_used(UChar *leaf_used)
 {
+    set_fold_below();
     for (UInt s = 0; s < exact_npairs_cap(); s++) {
         const exact_pair *p = exact_pair_at(s);
         if (!p || folded(p))
@@ -224,6 +230,12 @@ static void mark_used(UChar *leaf_used, UChar *node_used)
         leaf_used[(p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX] = 1;
         leaf_used[p->key >> 31] = 1;
     }
+}
+
+/* Marks the leaves pairs use, and every node on their caller chains. */
+static void mark_used(UChar *leaf_used, UChar *node_used)
+{
+    exact_write_leaves_used(leaf_used);
     for (UInt c = 1; c < exact_nleaves(); c++) {
         UInt node, len;
         Addr pc;
@@ -237,13 +249,60 @@ static void mark_used(UChar *leaf_used, UChar *node_used)
     }
 }
 
-/* Nodes come before the nodes and leaves that refer to them (ids grow). */
+/* code <id> <name> <start> <hex>, then its codelines <id> <offset> <line>
+ * <function> <file>: the JIT code a written leaf lies in, once. */
+static void w_code(wbuf *w, UInt code, UInt out)
+{
+    Addr start;
+    UInt size, jname, offset, jframe, line;
+    const UChar *bytes;
+    const HChar *fn, *file;
+    exact_code_info(code, &start, &size, &bytes, &jname);
+    exact_java_name(jname, &fn, &file, &line);
+    w_num(w, "code\t%llu", out);
+    w_field(w, fn);
+    w_num(w, "\t0x%llx", start);
+    w_hex(w, bytes, size);
+    w_char(w, '\n');
+    for (UInt i = 0; i < exact_code_nlines(code); i++) {
+        exact_code_line(code, i, &offset, &jframe);
+        exact_java_name(jframe, &fn, &file, &line);
+        w_num(w, "codeline\t%llu", out);
+        w_num(w, "\t%llu", offset);
+        w_num(w, "\t%llu", line);
+        w_field(w, fn);
+        w_field(w, file);
+        w_char(w, '\n');
+    }
+}
+
+/* Writes the codes of the used leaves; returns their ids in the file
+ * (from 1; 0 for none), by code id, or NULL when there are none. */
+static UInt *w_codes(wbuf *w, const UChar *leaf_used)
+{
+    UInt *out = NULL, n = 0;
+    for (UInt c = 1; c < exact_nleaves(); c++) {
+        UInt code = leaf_used[c] ? exact_code_of_leaf(c) : 0;
+        if (!code)
+            continue;
+        if (!out)
+            out = VG_(calloc)("wasp.write", exact_code_ids(), sizeof(UInt));
+        if (!out[code]) {
+            out[code] = ++n;
+            w_code(w, code, n);
+        }
+    }
+    return out;
+}
+
+/* Codes, then nodes, come before the nodes and leaves that refer to them (ids grow). */
 static void w_contexts(wbuf *w)
 {
     UInt nl = exact_nleaves(), nn = exact_nnodes(), jframe;
     UChar *leaf_used = VG_(calloc)("wasp.write", nl + 1, 1);
     UChar *node_used = VG_(calloc)("wasp.write", nn + 1, 1);
     mark_used(leaf_used, node_used);
+    UInt *code_out = w_codes(w, leaf_used);
     for (UInt n = 1; n < nn; n++) {
         UInt parent;
         Addr pc;
@@ -280,11 +339,13 @@ static void w_contexts(wbuf *w)
             w_java_symbol(w, jframe);
         else
             w_symbol(w, pc);
-        w_insn_bytes(w, c, len);
-        w_char(w, '\n');
+        /* The bytes as the leaf's instruction was when first seen (exact_tables.c). */
+        w_hex(w, exact_leaf_bytes(c), len);
+        w_num(w, "\t%llu\n", code_out ? code_out[exact_code_of_leaf(c)] : 0);
     }
     VG_(free)(leaf_used);
     VG_(free)(node_used);
+    VG_(free)(code_out);
 }
 
 static void w_pairs(wbuf *w)

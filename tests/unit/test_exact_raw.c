@@ -3,7 +3,8 @@
  * (src/cli/exact_raw.c, exact_convert.c): records parsed, contexts rebuilt
  * leaf first from the call-site chain, the approximate bytes taken by the
  * C1 instruction's element type (double, float, integer), damaged files
- * refused.
+ * refused, and JIT code: each profile keeps the code its leaves ran in,
+ * never code that would show a leaf inside other code.
  */
 #include "harness.h"
 
@@ -18,14 +19,14 @@
 /* Leaves: 1 = movsd %xmm0,(%rdi) (F64), 2 = mov %rax,(%rdi) (integer),
  * 3 = movss %xmm0,(%rdi) (F32); all called from main through node 1. */
 static const char RAW[] =
-    "wasp-exact\t1\nmode\tsilent-store\npid\t4242\ncommand\t./prog 1\nfp_tolerance\t0.01\n"
+    "wasp-exact\t2\nmode\tsilent-store\npid\t4242\ncommand\t./prog 1\nfp_tolerance\t0.01\n"
     "written\texit\ninstructions\t0\ncut\t0\n"
     "thread\t1\t4242\nstat\t1\taccesses\t100\nstat\t1\tpairs\t90\nstat\t1\tdrop.stack\t3\n"
     "thread\t2\t4243\n"
     "node\t1\t0\t0x1000\tmain\tprog.c\t40\t/bin/prog\n"
-    "leaf\t1\t1\t0x2000\tupdate\tprog.c\t10\t/bin/prog\tf20f1107\n"
-    "leaf\t2\t1\t0x2010\tkernel\tprog.c\t20\t/bin/prog\t488907\n"
-    "leaf\t3\t1\t0x2020\tsingle\tprog.c\t30\t/bin/prog\tf30f1107\n"
+    "leaf\t1\t1\t0x2000\tupdate\tprog.c\t10\t/bin/prog\tf20f1107\t0\n"
+    "leaf\t2\t1\t0x2010\tkernel\tprog.c\t20\t/bin/prog\t488907\t0\n"
+    "leaf\t3\t1\t0x2020\tsingle\tprog.c\t30\t/bin/prog\tf30f1107\t0\n"
     "pair\t1\t1\t1\t10\t80\t0\t40\t8\n"
     "pair\t1\t2\t2\t10\t80\t16\t40\t40\n"
     "pair\t1\t3\t3\t10\t40\t0\t12\t20\n"
@@ -61,6 +62,10 @@ TEST(raw_refuses_damaged_files)
     memcpy(strstr(dangling, "pair\t1\t3\t3"), "pair\t1\t9\t3", 10);
     CHECK(exact_raw_parse(dangling, &r, err, sizeof(err)) < 0);
     char *foreign = strdup("wasp-profile\t1\nend\n");
+    char *old = strdup("wasp-exact\t1\nend\n");
+    CHECK(exact_raw_parse(old, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "version 2") != NULL);
+    free(old);
     CHECK(exact_raw_parse(foreign, &r, err, sizeof(err)) < 0);
     /* A fold naming no thread, or more wasteful bytes than bytes. */
     char *fold = malloc(sizeof(RAW) + 32);
@@ -123,11 +128,11 @@ TEST(convert_writes_one_profile_per_thread_with_the_element_types_approx)
 TEST(convert_folds_tiny_pairs_keeping_their_bytes)
 {
     static const char raw[] =
-        "wasp-exact\t1\nmode\tsilent-store\npid\t77\ncut\t0\n"
+        "wasp-exact\t2\nmode\tsilent-store\npid\t77\ncut\t0\n"
         "thread\t1\t77\n"
-        "leaf\t1\t0\t0x2000\tbig\tp.c\t1\t/p\t488907\n"
-        "leaf\t2\t0\t0x2010\ttiny\tp.c\t2\t/p\t488907\n"
-        "leaf\t3\t0\t0x2020\ttiny2\tp.c\t3\t/p\t488907\n"
+        "leaf\t1\t0\t0x2000\tbig\tp.c\t1\t/p\t488907\t0\n"
+        "leaf\t2\t0\t0x2010\ttiny\tp.c\t2\t/p\t488907\t0\n"
+        "leaf\t3\t0\t0x2020\ttiny2\tp.c\t3\t/p\t488907\t0\n"
         "pair\t1\t1\t1\t1000\t10000000\t5000000\t0\t0\n"
         "pair\t1\t2\t2\t3\t50\t50\t0\t0\n"
         "pair\t1\t3\t3\t2\t40\t0\t0\t0\n"
@@ -162,11 +167,159 @@ TEST(convert_folds_tiny_pairs_keeping_their_bytes)
     CHECK(system(cmd) == 0);
 }
 
+/* Code 1 (Demo.kernel, 12 bytes at 0x7000: eight nops, mov %rax,(%rdi),
+ * ret) and code 2 (Demo.other at 0x7004, newer code over part of it).
+ * Leaf 1 ran in code 1, leaf 2 in code 2, leaf 3 (no code) at 0x7000,
+ * leaf 4 (no code: a stub now there) at 0x700a, inside code 1. */
+static const char RAW_JIT[] =
+    "wasp-exact\t2\nmode\tsilent-store\npid\t99\ncode_kept\t64\ncode_left_out\t1000\n"
+    "thread\t1\t101\nthread\t2\t102\nthread\t3\t103\nthread\t4\t104\n"
+    "code\t1\tDemo.kernel\t0x7000\t9090909090909090488907c3\n"
+    "codeline\t1\t0\t10\tDemo.kernel\tDemo.java\n"
+    "codeline\t1\t8\t40\tBump.<init>\tBump.java\n"
+    "code\t2\tDemo.other\t0x7004\t4889079090c3\n"
+    "leaf\t1\t0\t0x7008\tBump.<init>\tBump.java\t40\t\t488907\t1\n"
+    "leaf\t2\t0\t0x7004\tDemo.other\tDemo.java\t20\t\t488907\t2\n"
+    "leaf\t3\t0\t0x7000\tDemo.stub\t\t0\t\t488907\t0\n"
+    "leaf\t4\t0\t0x700a\tDemo.stub\t\t0\t\t488907\t0\n"
+    "pair\t1\t1\t1\t10\t80\t80\t0\t0\n"
+    "pair\t2\t1\t1\t10\t80\t80\t0\t0\npair\t2\t2\t2\t10\t80\t80\t0\t0\n"
+    "pair\t3\t2\t3\t10\t80\t80\t0\t0\n"
+    "pair\t4\t1\t4\t10\t80\t80\t0\t0\n"
+    "end\n";
+
+TEST(raw_parses_code_and_ties_leaves_to_it)
+{
+    char *buf = strdup(RAW_JIT), err[256];
+    exact_raw r;
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) == 0);
+    CHECK_EQ_U(r.ncodes, 3);
+    CHECK_EQ_U(r.codes[1].size, 12);
+    CHECK_EQ_U(r.codes[1].bytes[8], 0x48);
+    CHECK_EQ_U(r.codes[1].nlines, 2);
+    CHECK_STR(r.codes[1].lines[1].function, "Bump.<init>");
+    CHECK_EQ_U(r.codes[2].nlines, 0);
+    CHECK_EQ_U(r.leaves[1].code, 1);
+    CHECK_EQ_U(r.leaves[3].code, 0);
+    CHECK_EQ_U(r.code_left_out, 1000);
+    exact_raw_free(&r);
+    free(buf);
+}
+
+/* RAW_JIT with its first occurrence of from replaced by to: refused. */
+static void check_refused(const char *from, const char *to, const char *why)
+{
+    char *buf = malloc(sizeof(RAW_JIT) + strlen(to)), err[256];
+    const char *at = strstr(RAW_JIT, from);
+    exact_raw r;
+    CHECK(at != NULL);
+    if (!at || !buf)
+        return free(buf);
+    sprintf(buf, "%.*s%s%s", (int)(at - RAW_JIT), RAW_JIT, to, at + strlen(from));
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, why) != NULL);
+    free(buf);
+}
+
+TEST(raw_refuses_damaged_code)
+{
+    check_refused("0x700a\tDemo.stub\t\t0\t\t488907\t0\n", "0x700a\tDemo.stub\t\t0\t\t488907\t2\n",
+                  "names no code holding its pc");
+    check_refused("488907\t1\n", "488907\t7\n", "names no code holding its pc");
+    check_refused("code\t2\t", "code\t3\t", "bad code record");
+    check_refused("9090909090909090488907c3", "909", "bad code record");
+    check_refused("9090909090909090488907c3", "90zz", "bad code bytes");
+    check_refused("codeline\t1\t8\t", "codeline\t1\t0\t", "offsets must increase");
+    check_refused("codeline\t1\t8\t", "codeline\t1\t12\t", "offsets must increase");
+    check_refused("codeline\t1\t0\t", "codeline\t3\t0\t", "bad codeline record");
+}
+
+/* Node ids are sparse and may reach 2^32 (kept densely, never indexed by
+ * id); leaf ids stay within the shadow's 2^21; nodes come by rising id. */
+TEST(raw_takes_sparse_node_ids_and_bounds_leaf_ids)
+{
+    static const char head[] = "wasp-exact\t2\nmode\tsilent-store\npid\t5\nthread\t1\t5\n";
+    char buf[1024], err[256];
+    exact_raw r;
+    snprintf(buf, sizeof buf, "%snode\t7\t0\t0x10\tmain\tm.c\t1\t/m\n"
+             "node\t4294967295\t7\t0x20\tf\tm.c\t2\t/m\n"
+             "leaf\t2097152\t4294967295\t0x30\tg\tm.c\t3\t/m\t488907\t0\n"
+             "pair\t1\t2097152\t2097152\t1\t8\t8\t0\t0\nend\n", head);
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) == 0);
+    CHECK_EQ_U(r.nnodes, 3);
+    CHECK_EQ_U(r.leaves[2097152].node, 2);
+    CHECK_EQ_U(r.nodes[2].parent, 1);
+    CHECK_STR(r.nodes[r.nodes[2].parent].sym.function, "main");
+    exact_raw_free(&r);
+    snprintf(buf, sizeof buf, "%sleaf\t2097153\t0\t0x30\tg\tm.c\t3\t/m\t488907\t0\nend\n", head);
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) < 0);
+    snprintf(buf, sizeof buf, "%snode\t7\t0\t0x10\tmain\tm.c\t1\t/m\n"
+             "node\t5\t0\t0x20\tf\tm.c\t2\t/m\nend\n", head);
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) < 0);
+    snprintf(buf, sizeof buf, "%snode\t7\t3\t0x10\tmain\tm.c\t1\t/m\nend\n", head);
+    CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "unknown node 3") != NULL);
+}
+
+static int read_thread(const char *dir, int tid, profile *p)
+{
+    char path[300], err[512];
+    snprintf(path, sizeof(path), "%s/99/%d-0.wasp", dir, tid);
+    return profile_read(path, p, err, sizeof(err));
+}
+
+TEST(convert_keeps_the_code_each_profile_ran_in)
+{
+    char dir[] = "/tmp/wasp-test-code.XXXXXX", err[512], cmd[300];
+    CHECK(mkdtemp(dir) != NULL);
+    char *buf = strdup(RAW_JIT);
+    exact_summary s = { 0 };
+    CHECK(exact_convert_text(buf, dir, 0, &s, err, sizeof(err)) == 0);
+    profile p;
+    /* Thread 1: leaf 1 in code 1, with its line table. */
+    CHECK(read_thread(dir, 101, &p) == 0);
+    CHECK_EQ_U(p.ncodes, 1);
+    if (p.ncodes == 1) {
+        CHECK_STR(p.codes[0].name, "Demo.kernel");
+        CHECK_EQ_U(p.codes[0].start, 0x7000);
+        CHECK_EQ_U(p.codes[0].size, 12);
+        CHECK_EQ_U(p.codes[0].nlines, 2);
+        CHECK_EQ_U(p.codes[0].lines[1].line, 40);
+        CHECK_STR(p.codes[0].lines[1].file, "Bump.java");
+    }
+    CHECK_EQ_U(profile_stat(&p, "exact_code_kept"), 64);
+    CHECK_EQ_U(profile_stat(&p, "exact_code_left_out"), 1000);
+    profile_free(&p);
+    /* Thread 2: leaves in both codes, which overlap: code 1 would show
+     * leaf 2 inside it, code 2 overlaps code 1. Neither. */
+    CHECK(read_thread(dir, 102, &p) == 0);
+    CHECK_EQ_U(p.ncodes, 0);
+    CHECK_EQ_U(profile_stat(&p, "exact_code_kept"), 0);
+    profile_free(&p);
+    /* Thread 3: code 2; leaf 3 lies outside it. */
+    CHECK(read_thread(dir, 103, &p) == 0);
+    CHECK_EQ_U(p.ncodes, 1);
+    if (p.ncodes == 1)
+        CHECK_STR(p.codes[0].name, "Demo.other");
+    profile_free(&p);
+    /* Thread 4: a stub's leaf now inside code 1. */
+    CHECK(read_thread(dir, 104, &p) == 0);
+    CHECK_EQ_U(p.ncodes, 0);
+    profile_free(&p);
+    free(buf);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
+
 int main(void)
 {
     RUN(raw_parses_and_decodes_leaf_instructions);
     RUN(raw_refuses_damaged_files);
     RUN(convert_writes_one_profile_per_thread_with_the_element_types_approx);
     RUN(convert_folds_tiny_pairs_keeping_their_bytes);
+    RUN(raw_parses_code_and_ties_leaves_to_it);
+    RUN(raw_refuses_damaged_code);
+    RUN(raw_takes_sparse_node_ids_and_bounds_leaf_ids);
+    RUN(convert_keeps_the_code_each_profile_ran_in);
     return HARNESS_EXIT();
 }
