@@ -17,23 +17,44 @@
 
 #define DIFF_USAGE "usage: wasp diff A B [--format text|json|html] [--top N] [-o FILE]"
 
-/* A pair's identity: its two contexts' identity bytes. */
+/* A pair's identity: its two contexts, compared by program_depth frames. */
 typedef struct diff_key {
     const merge_pair *q;
     size_t index;
 } diff_key;
 
+/* How many frames, from the leaf, identify a context across runs: up to
+ * and including `main`. The frames below it are the C library's start-up,
+ * which two runs name differently: the exact mode reads libc's separate
+ * debug info (`__libc_start_call_main (libc_start_call_main.h:58)`), the
+ * sampled mode does not (`[libc.so.6+0x2724a]`), and without this no pair
+ * of a native program ever matched between the two. */
+static size_t program_depth(const merge_ctx *c)
+{
+    for (size_t i = 0; i < c->nframes; i++)
+        if (!strcmp(c->frames[i].function, "main"))
+            return i + 1;
+    return c->nframes;
+}
+
+static int ctx_cmp(const merge_ctx *a, const merge_ctx *b)
+{
+    size_t na = program_depth(a), nb = program_depth(b);
+    for (size_t i = 0; i < na && i < nb; i++) {
+        const merge_frame *x = &a->frames[i], *y = &b->frames[i];
+        int c = strcmp(x->function, y->function);
+        if (!c) c = strcmp(x->file, y->file);
+        if (!c) c = (x->line > y->line) - (x->line < y->line);
+        if (c) return c;
+    }
+    return (na > nb) - (na < nb);
+}
+
 static int key_cmp(const void *va, const void *vb)
 {
     const merge_pair *a = ((const diff_key *)va)->q, *b = ((const diff_key *)vb)->q;
-    size_t n;
-    int c;
-    n = a->watch->keylen < b->watch->keylen ? a->watch->keylen : b->watch->keylen;
-    if ((c = memcmp(a->watch->key, b->watch->key, n)) != 0) return c;
-    if (a->watch->keylen != b->watch->keylen) return a->watch->keylen < b->watch->keylen ? -1 : 1;
-    n = a->trap->keylen < b->trap->keylen ? a->trap->keylen : b->trap->keylen;
-    if ((c = memcmp(a->trap->key, b->trap->key, n)) != 0) return c;
-    return (a->trap->keylen > b->trap->keylen) - (a->trap->keylen < b->trap->keylen);
+    int c = ctx_cmp(a->watch, b->watch);
+    return c ? c : ctx_cmp(a->trap, b->trap);
 }
 
 static int delta_cmp(const void *va, const void *vb)

@@ -18,15 +18,20 @@ typedef struct spec {
     uint64_t bytes, wasteful;
 } spec;
 
+/* The frame below main in model_of's contexts, when set: how the C
+ * library's start-up is named (differently by the exact and sampled modes). */
+static prof_frame below_main;
+
 /* A one-thread profile whose pair i has watch = trap = specs[i]'s line,
- * called from main. */
+ * called from main (and from below_main, when it has a function). */
 static void model_of(merge_model *m, const spec *s, size_t n)
 {
     profile p;
     prof_frame frames[16];
+    uint32_t below = (uint32_t)(2 * n);
     prof_context ctx[8];
     prof_pair pairs[8];
-    uint32_t ids[8][2];
+    uint32_t ids[8][3];
     char err[256];
     memset(&p, 0, sizeof(p));
     strcpy(p.mode, "silent-store");
@@ -37,11 +42,13 @@ static void model_of(merge_model *m, const spec *s, size_t n)
         frames[2 * i + 1] = (prof_frame){ "main", "t.c", 99, "", 0x2000, "" };
         ids[i][0] = (uint32_t)(2 * i);
         ids[i][1] = (uint32_t)(2 * i + 1);
-        ctx[i] = (prof_context){ 2, ids[i] };
+        ids[i][2] = below;
+        ctx[i] = (prof_context){ below_main.function ? 3 : 2, ids[i] };
         pairs[i] = (prof_pair){ (uint32_t)i, (uint32_t)i, 1, s[i].bytes, s[i].wasteful, 0 };
     }
+    frames[below] = below_main;
     p.frames = frames;
-    p.nframes = 2 * n;
+    p.nframes = 2 * n + (below_main.function != NULL);
     p.contexts = ctx;
     p.ncontexts = n;
     p.pairs = pairs;
@@ -57,6 +64,26 @@ static const diff_pair *find(const diff_model *d, const char *fn)
         if (!strcmp(d->pairs[i].watch->frames[0].function, fn))
             return &d->pairs[i];
     return NULL;
+}
+
+/* Native runs: the exact mode names libc's start-up from its debug info,
+ * the sampled one by module and offset; the pairs still match. */
+TEST(diff_matches_contexts_up_to_main)
+{
+    static const spec s[] = { { "kernel", 10, "mov", 800, 400 } };
+    merge_model a, b;
+    diff_model d;
+    below_main = (prof_frame){ "__libc_start_call_main", "libc_start_call_main.h", 58, "libc.so.6", 0x3000, "" };
+    model_of(&a, s, 1);
+    below_main = (prof_frame){ "[libc.so.6+0x2724a]", "", 0, "libc.so.6", 0x3000, "" };
+    model_of(&b, s, 1);
+    below_main = (prof_frame){ 0 };
+    CHECK(diff_build(&d, &a, &b) == 0);
+    CHECK_EQ_U(d.npairs, 1);
+    CHECK(d.npairs == 1 && d.pairs[0].in_a && d.pairs[0].in_b);
+    diff_free(&d);
+    merge_free(&a);
+    merge_free(&b);
 }
 
 TEST(diff_of_a_run_with_itself_is_all_zero)
@@ -128,6 +155,7 @@ TEST(diff_of_different_lines_does_not_match)
 int main(void)
 {
     RUN(diff_of_a_run_with_itself_is_all_zero);
+    RUN(diff_matches_contexts_up_to_main);
     RUN(diff_matches_by_line_marks_one_sided_pairs_and_orders_by_change);
     RUN(diff_of_different_lines_does_not_match);
     return HARNESS_EXIT();
