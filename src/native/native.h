@@ -10,6 +10,11 @@ extern const engine_frontend native_frontend;
 
 /* unwind.c: once, before the first thread is profiled. */
 void native_unwind_init(void);
+/* unwind.c, pthread_atfork: before a fork, wait until no handler is inside
+ * libunwind (and keep them out); after it, in parent and child, let them in. */
+void native_unwind_before_fork(void);
+void native_unwind_after_fork_parent(void);
+void native_unwind_after_fork_child(void);
 
 /* symbols.c: names a native frame (normal context). */
 void native_symbolize(frame_key f, int leaf, prof_frame *out);

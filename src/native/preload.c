@@ -79,6 +79,7 @@ static int is_java_launcher(void)
 
 static void on_fork_child(void)
 {
+    native_unwind_after_fork_child();
     /* The parent's writer did not come along: the child's stop signals
      * and exits need one of their own. */
     native_symbols_after_fork_child();
@@ -159,7 +160,7 @@ __attribute__((constructor)) static void preload_start(void)
     }
     profiling_natively = 1;
     pthread_key_create(&thread_key, on_thread_exit);
-    pthread_atfork(NULL, NULL, on_fork_child);
+    pthread_atfork(native_unwind_before_fork, native_unwind_after_fork_parent, on_fork_child);
     atexit(on_exit_write_all);
     if (writer_start() == 0)
         stop_signals_start();

@@ -9,8 +9,60 @@
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <sched.h>
+#include <time.h>
 
 #include "native.h"
+
+/* A fork while another thread's handler is inside libunwind can leave the
+ * child a locked loader lock: libunwind takes glibc's dl_load_write_lock
+ * through dl_iterate_phdr, glibc does not reset that lock in the child, and
+ * the child's first sample blocked on it for ever (fork_while_writing hung
+ * in the QEMU guest, 1 run in 6; the child's stack showed dl_iterate_phdr
+ * under libunwind under our handler). So a fork waits until no handler is
+ * in libunwind, and handlers that come meanwhile do not enter it. */
+static int unwinding;       /* handlers inside libunwind now */
+static int fork_pending;    /* a fork is under way: stay out */
+
+static int unwind_enter(void)
+{
+    __atomic_add_fetch(&unwinding, 1, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&fork_pending, __ATOMIC_SEQ_CST))
+        return 1;
+    __atomic_sub_fetch(&unwinding, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static void unwind_leave(void)
+{
+    __atomic_sub_fetch(&unwinding, 1, __ATOMIC_SEQ_CST);
+}
+
+void native_unwind_before_fork(void)
+{
+    struct timespec start, now;
+    __atomic_store_n(&fork_pending, 1, __ATOMIC_SEQ_CST);
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    /* A handler spends microseconds in there; never hold a fork up for
+     * more than 100 ms, whatever happened to one. */
+    while (__atomic_load_n(&unwinding, __ATOMIC_SEQ_CST) > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) > 100000000L)
+            break;
+        sched_yield();
+    }
+}
+
+void native_unwind_after_fork_parent(void)
+{
+    __atomic_store_n(&fork_pending, 0, __ATOMIC_SEQ_CST);
+}
+
+void native_unwind_after_fork_child(void)
+{
+    __atomic_store_n(&unwinding, 0, __ATOMIC_SEQ_CST);   /* the other threads did not come along */
+    __atomic_store_n(&fork_pending, 0, __ATOMIC_SEQ_CST);
+}
 
 static int init_cursor(unw_cursor_t *c, const ucontext_t *uc)
 {
@@ -23,7 +75,11 @@ static int native_bounds(const ucontext_t *uc, code_bounds *out)
 {
     unw_cursor_t c;
     unw_proc_info_t pi;
-    if (init_cursor(&c, uc) < 0 || unw_get_proc_info(&c, &pi) < 0 || pi.start_ip >= pi.end_ip)
+    if (!unwind_enter())
+        return -1;
+    int ok = init_cursor(&c, uc) == 0 && unw_get_proc_info(&c, &pi) == 0 && pi.start_ip < pi.end_ip;
+    unwind_leave();
+    if (!ok)
         return -1;
     out->start = pi.start_ip;
     out->end = pi.end_ip;
@@ -39,7 +95,10 @@ static int native_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc
     void *buf[ENGINE_MAX_FRAMES + 8];
     (void)thread_data;
     uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (!unwind_enter())
+        return -1;
     int n = unw_backtrace(buf, ENGINE_MAX_FRAMES + 8), i, k = 0;
+    unwind_leave();
     for (i = 0; i < n && (uint64_t)buf[i] != rip; i++)
         ;
     if (i == n || max < 1)
