@@ -23,18 +23,35 @@ typedef struct diff_key {
     size_t index;
 } diff_key;
 
+/* The C library's start-up and thread entry, which two runs name
+ * differently: the exact mode reads libc's separate debug info
+ * (`__libc_start_call_main (libc_start_call_main.h:58)`), the sampled mode
+ * does not (`[libc.so.6+0x2724a]`). */
+static int is_startup(const merge_frame *f)
+{
+    static const char *const names[] = { "_start", "__libc_start_main", "__libc_start_call_main",
+                                         "start_thread", "clone", "clone3", "__clone", "__clone3" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(f->function, names[i]))
+            return 1;
+    return !strncmp(f->function, "[libc.so", 8) || !strncmp(f->function, "[ld-linux", 9);
+}
+
 /* How many frames, from the leaf, identify a context across runs: up to
- * and including `main`. The frames below it are the C library's start-up,
- * which two runs name differently: the exact mode reads libc's separate
- * debug info (`__libc_start_call_main (libc_start_call_main.h:58)`), the
- * sampled mode does not (`[libc.so.6+0x2724a]`), and without this no pair
- * of a native program ever matched between the two. */
+ * and including `main`, and never the start-up frames below the program's
+ * outermost own frame (main is often inlined away). Without this no pair
+ * of a native program ever matched between an exact and a sampled run. */
 static size_t program_depth(const merge_ctx *c)
 {
+    size_t n = c->nframes;
     for (size_t i = 0; i < c->nframes; i++)
-        if (!strcmp(c->frames[i].function, "main"))
-            return i + 1;
-    return c->nframes;
+        if (!strcmp(c->frames[i].function, "main")) {
+            n = i + 1;
+            break;
+        }
+    while (n > 1 && is_startup(&c->frames[n - 1]))
+        n--;
+    return n;
 }
 
 static int ctx_cmp(const merge_ctx *a, const merge_ctx *b)

@@ -21,6 +21,8 @@ typedef struct spec {
 /* The frame below main in model_of's contexts, when set: how the C
  * library's start-up is named (differently by the exact and sampled modes). */
 static prof_frame below_main;
+/* The caller of every leaf in model_of: main, or what main was inlined into. */
+static const char *caller = "main";
 
 /* A one-thread profile whose pair i has watch = trap = specs[i]'s line,
  * called from main (and from below_main, when it has a function). */
@@ -39,7 +41,7 @@ static void model_of(merge_model *m, const spec *s, size_t n)
     p.thread_name = p.command = "";
     for (size_t i = 0; i < n; i++) {
         frames[2 * i] = (prof_frame){ (char *)s[i].fn, "t.c", s[i].line, "", 0x1000 + i, (char *)s[i].insn };
-        frames[2 * i + 1] = (prof_frame){ "main", "t.c", 99, "", 0x2000, "" };
+        frames[2 * i + 1] = (prof_frame){ (char *)caller, "t.c", 99, "", 0x2000, "" };
         ids[i][0] = (uint32_t)(2 * i);
         ids[i][1] = (uint32_t)(2 * i + 1);
         ids[i][2] = below;
@@ -80,6 +82,20 @@ TEST(diff_matches_contexts_up_to_main)
     below_main = (prof_frame){ 0 };
     CHECK(diff_build(&d, &a, &b) == 0);
     CHECK_EQ_U(d.npairs, 1);
+    CHECK(d.npairs == 1 && d.pairs[0].in_a && d.pairs[0].in_b);
+    diff_free(&d);
+    merge_free(&a);
+    merge_free(&b);
+    /* main inlined into its caller's frame: the start-up frames still do
+     * not count (brotli's CompressFile sits right above libc). */
+    caller = "CompressFile";
+    below_main = (prof_frame){ "__libc_start_call_main", "libc_start_call_main.h", 58, "libc.so.6", 0x3000, "" };
+    model_of(&a, s, 1);
+    below_main = (prof_frame){ "[libc.so.6+0x2724a]", "", 0, "libc.so.6", 0x3000, "" };
+    model_of(&b, s, 1);
+    below_main = (prof_frame){ 0 };
+    caller = "main";
+    CHECK(diff_build(&d, &a, &b) == 0);
     CHECK(d.npairs == 1 && d.pairs[0].in_a && d.pairs[0].in_b);
     diff_free(&d);
     merge_free(&a);
