@@ -21,6 +21,8 @@
 #   ACC_NATIVE="minigzip bzip2 lz4 brotli lua"   ACC_JAVA="rhino saxon jython"
 #   ACC_MODES="dead-store silent-store silent-load"
 #   ACC_OUT=build/accuracy     ACC_GUEST=auto|yes|no
+#   ACC_STEPS="exact sampled table"   which steps to run (exact runs are kept
+#                              once done; the slow Java ones can run apart)
 #   ACC_INTERVAL               sampled interval (default: wasp's; 500us in the guest)
 #   ACC_SAMPLED_ARGS="--budget off"   more `wasp run` options for the sampled runs:
 #                              in the guest one signal costs 3-9 ms, and the 2% budget
@@ -34,6 +36,8 @@ java=${ACC_JAVA-rhino saxon jython}
 modes=${ACC_MODES:-dead-store silent-store silent-load}
 out=${ACC_OUT:-build/accuracy}
 guest=${ACC_GUEST:-auto}
+steps=" ${ACC_STEPS:-exact sampled table} "
+step() { [[ $steps == *" $1 "* ]]; }
 wasp=$root/build/bin/wasp
 die() { echo "accuracy: $*" >&2; exit 1; }
 note() { echo "# accuracy: $*" >&2; }
@@ -79,7 +83,7 @@ for p in $java; do
 done
 
 # The exact runs, on the host.
-for p in $programs; do
+step exact && for p in $programs; do
     for m in $modes; do
         d=$out/runs/$p-$m-exact
         [[ -s $d/.done ]] && continue
@@ -97,47 +101,50 @@ where=host
 if [[ $guest == yes ]] || { [[ $guest == auto ]] && ! "$wasp" doctor --watch >/dev/null 2>&1; }; then
     where=guest
 fi
-interval=${ACC_INTERVAL:-}
-sampled_args=${ACC_SAMPLED_ARGS-"--budget off"}
-if [[ $where == host ]]; then
-    for p in $programs; do
-        for m in $modes; do
-            d=$out/runs/$p-$m-sampled
-            rm -rf "$d"
-            note "sampled $p $m"
-            # shellcheck disable=SC2046,SC2086 # the command and ACC_SAMPLED_ARGS are word lists
-            "$wasp" run --mode "$m" ${interval:+--interval "$interval"} $sampled_args -o "$d" -- $(command_of "$root" "$out" "$p") \
-                >/dev/null 2>"$d.log" || die "sampled run of $p ($m) failed: $(tail -n 2 "$d.log")"
+if step sampled; then
+    interval=${ACC_INTERVAL:-}
+    sampled_args=${ACC_SAMPLED_ARGS-"--budget off"}
+    if [[ $where == host ]]; then
+        for p in $programs; do
+            for m in $modes; do
+                d=$out/runs/$p-$m-sampled
+                rm -rf "$d"
+                note "sampled $p $m"
+                # shellcheck disable=SC2046,SC2086 # the command and ACC_SAMPLED_ARGS are word lists
+                "$wasp" run --mode "$m" ${interval:+--interval "$interval"} $sampled_args -o "$d" -- $(command_of "$root" "$out" "$p") \
+                    >/dev/null 2>"$d.log" || die "sampled run of $p ($m) failed: $(tail -n 2 "$d.log")"
+            done
         done
-    done
-else
-    note "watchpoints do not fire here: the sampled runs go to the QEMU TCG guest"
-    # The guest sees the repository at /w (tests/guest/run-jobs ROOTDIR).
-    [[ $out == "$root"/* ]] || die "the guest runs need ACC_OUT inside the repository ($root)"
-    jobs=$out/guest-jobs.txt
-    : >"$jobs"
-    for p in $programs; do
-        for m in $modes; do
-            printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "/w/${out#"$root"/}" "$p")" >>"$jobs"
+    else
+        note "watchpoints do not fire here: the sampled runs go to the QEMU TCG guest"
+        # The guest sees the repository at /w (tests/guest/run-jobs ROOTDIR).
+        [[ $out == "$root"/* ]] || die "the guest runs need ACC_OUT inside the repository ($root)"
+        jobs=$out/guest-jobs.txt
+        : >"$jobs"
+        for p in $programs; do
+            for m in $modes; do
+                printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "/w/${out#"$root"/}" "$p")" >>"$jobs"
+            done
         done
-    done
-    for p in $programs; do
-        for m in $modes; do
-            rm -rf "$out/runs/$p-$m-sampled" "$out/runs/$p-$m-sampled".{log,status}
+        for p in $programs; do
+            for m in $modes; do
+                rm -rf "$out/runs/$p-$m-sampled" "$out/runs/$p-$m-sampled".{log,status}
+            done
         done
-    done
-    WASP_GUEST_INTERVAL=${interval:-500us} WASP_GUEST_RUN_ARGS=$sampled_args tests/guest/run-jobs "$out/runs" "$jobs" "$root" ||
-        die "the guest did not bring the sampled runs back"
-    for p in $programs; do
-        for m in $modes; do
-            s=$out/runs/$p-$m-sampled
-            [[ $(cat "$s.status" 2>/dev/null) == 0 ]] ||
-                die "sampled run of $p ($m) in the guest failed: $(tail -n 2 "$s.log" 2>/dev/null)"
+        WASP_GUEST_INTERVAL=${interval:-500us} WASP_GUEST_RUN_ARGS=$sampled_args tests/guest/run-jobs "$out/runs" "$jobs" "$root" ||
+            die "the guest did not bring the sampled runs back"
+        for p in $programs; do
+            for m in $modes; do
+                s=$out/runs/$p-$m-sampled
+                [[ $(cat "$s.status" 2>/dev/null) == 0 ]] ||
+                    die "sampled run of $p ($m) in the guest failed: $(tail -n 2 "$s.log" 2>/dev/null)"
+            done
         done
-    done
+    fi
 fi
 
 # The table.
+step table || exit 0
 printf 'program\tmode\texact\tsampled\tdelta\ttop_rank\tsamples\n' >"$out/results.tsv"
 for p in $programs; do
     for m in $modes; do

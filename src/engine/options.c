@@ -261,7 +261,7 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
         o->empty_handler = strcmp(val, "1") == 0 || strcmp(val, "yes") == 0;
         return 0;
     }
-    snprintf(err, errlen, "unknown option '%s' â known: mode, interval, budget, sampler, period, slots, fp-tolerance, stack, dir, watch-check, duration, flush", key);
+    snprintf(err, errlen, "unknown option '%s' — known: mode, interval, budget, sampler, period, slots, fp-tolerance, stack, dir, watch-check, duration, flush", key);
     return -1;
 }
 

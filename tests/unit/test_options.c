@@ -75,7 +75,8 @@ TEST(bad_input_is_named_in_the_message)
     check_rejected("slots=5", "bad slots '5'");
     check_rejected("slots=", "bad slots ''");
     check_rejected("fp-tolerance=2", "bad fp-tolerance '2'");
-    check_rejected("colour=red", "unknown option 'colour'");
+    /* The whole line, so that a mangled dash (UTF-8 encoded twice) shows. */
+    check_rejected("colour=red", "unknown option 'colour' \u2014 known: mode,");
     check_rejected("mode", "has no value");
 }
 
