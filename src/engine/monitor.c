@@ -161,9 +161,8 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
                          uint64_t waddr, uint32_t wlen, int before_run)
 {
     /* An access that has not run yet (before_run) is primed: its own trap
-     * (absorb_own_trap) takes the value it leaves. Until then the watch
-     * holds what memory holds now, which is also the right reference if a
-     * branch skips it and another access traps first. */
+     * (absorb_own_trap) takes the value it leaves; if another access
+     * traps first, a branch skipped it and the sample is dropped. */
     uint64_t value = 0;
     if (io->read(t, waddr, wlen, &value) < 0) {
         t->drops[DROP_UNREADABLE]++;
@@ -328,8 +327,15 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
         release(t, i);
         return;
     }
-    if (s->priming && a.pc == s->sample_pc) {
-        absorb_own_trap(t, i);
+    if (s->priming) {
+        /* Another instruction first: a branch skipped the sampled access,
+         * which never ran and cannot be the first access of a pair. */
+        if (a.pc == s->sample_pc)
+            absorb_own_trap(t, i);
+        else {
+            t->drops[DROP_SKIPPED_AHEAD]++;
+            release(t, i);
+        }
         return;
     }
     uint64_t now;

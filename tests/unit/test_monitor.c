@@ -254,6 +254,21 @@ TEST(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed)
     thread_end(t);
 }
 
+/* A branch skipped the access the sample drew ahead of the pc, and
+ * another instruction touched its bytes first: that pair would name an
+ * access that never ran as the first one, so the sample is dropped. */
+TEST(an_access_ahead_that_a_branch_skips_makes_no_pair)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    data[0] = 1;
+    sample(t, at(store8, 0), &data[0], 5);         /* primed on store8's store */
+    trap(t, 0, at(store8_again, 3), &data[0], 1);  /* another store, same value */
+    CHECK_EQ_U(t->pairs.used, 0);
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 1);
+    CHECK(!t->watch.slot[0].armed && !slot_hw[0].armed);
+    thread_end(t);
+}
+
 /* The sample lands after "add $8,%rdx": the store's address is no longer
  * in the registers, so a code breakpoint stops the next pass just before
  * the store, where they give it; from there it is a primed watch. */
@@ -488,6 +503,7 @@ int main(void)
     RUN(the_same_value_stored_again_is_a_silent_pair);
     RUN(a_different_value_is_monitored_not_wasteful);
     RUN(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed);
+    RUN(an_access_ahead_that_a_branch_skips_makes_no_pair);
     RUN(a_narrower_store_kills_only_the_bytes_it_overwrites);
     RUN(a_load_makes_the_store_useful_and_a_read_modify_write_too);
     RUN(silent_load_keeps_watching_across_stores);
