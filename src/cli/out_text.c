@@ -183,10 +183,14 @@ static void text_choice(FILE *f, const merge_model *m)
 {
     if (strcmp(m->sampler, "software") != 0)
         return;
-    fprintf(f, "  choice:         each access of a straight-line region equally likely per pass;\n"
+    fprintf(f, "  choice:         each access of a straight-line region equally likely per run of it;\n"
             "                  across regions time-weighted (code that runs longer weighs more per access);\n"
             "                  %" PRIu64 " samples waited at a code breakpoint for their access, %" PRIu64
-            " reached it\n", merge_stat_value(m, "code_breaks"), merge_stat_value(m, "code_hits"));
+            " reached it;\n"
+            "                  %" PRIu64 " guarded an access past a branch, %" PRIu64 " of them found it skipped"
+            " (%" PRIu64 " found no slot for the guard)\n",
+            merge_stat_value(m, "code_breaks"), merge_stat_value(m, "code_hits"), merge_stat_value(m, "guards"),
+            merge_stat_value(m, "drop.skipped_ahead"), merge_stat_value(m, "guard_declined"));
 }
 
 static void text_header(FILE *f, const merge_model *m)

@@ -23,6 +23,14 @@
  * from the code after it too, so accesses after a target that is often
  * jumped to weigh a little more than those before it.
  *
+ * An access after a conditional branch may not run on this pass (a
+ * never-taken check, or an if whose arm is rare): counting it anyway would
+ * give a rarely run access the weight of the whole region. Such an access
+ * is guarded (monitor.c): it counts only if it runs before the pc runs
+ * again, so each access of the region weighs by how often it runs.
+ * Accesses behind the pc ran on this pass: the region starts at the last
+ * branch target, so no path to the pc went around them.
+ *
  * A drawn access is taken from the registers when they still hold its
  * address (it ran earlier in the region and nothing since wrote its base or
  * index, or it runs later and nothing before it does). Otherwise the sample
@@ -43,6 +51,7 @@ typedef struct region_scan {
     uint32_t written[CHOOSE_MAX_INSNS]; /* GPRs each one writes */
     uint32_t uses[CHOOSE_MAX_INSNS];    /* a candidate's address registers */
     uint8_t cand[CHOOSE_MAX_INSNS];     /* indices of the candidates */
+    uint8_t cond[CHOOSE_MAX_INSNS];     /* 1: a conditional branch (it may skip what follows) */
     unsigned n, ncand;
 } region_scan;
 
@@ -139,6 +148,7 @@ static int scan_region(uint64_t start, uint8_t want, region_scan *b)
         b->pc[i] = pc;
         b->written[i] = decode_written(&d);
         b->uses[i] = 0;
+        b->cond[i] = d.in.meta.category == ZYDIS_CATEGORY_COND_BR;
         if (decode_candidate(&d, want, &b->uses[i]))
             b->cand[b->ncand++] = (uint8_t)i;
         if (decode_ends_region(&d.in, pc, pc + d.in.length))
@@ -170,6 +180,16 @@ static uint32_t written_between(const region_scan *b, unsigned lo, unsigned hi)
     for (unsigned i = lo; i < hi; i++)
         w |= b->written[i];
     return w;
+}
+
+/* Whether a conditional branch between instructions lo (inclusive) and
+ * hi (exclusive) may skip hi on this pass. */
+static int branch_between(const region_scan *b, unsigned lo, unsigned hi)
+{
+    for (unsigned i = lo; i < hi; i++)
+        if (b->cond[i])
+            return 1;
+    return 0;
 }
 
 /* A deferred access: everything about it that does not depend on
@@ -208,7 +228,9 @@ enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint6
         out->ahead = 1;
     } else
         r = describe_deferred(&d, pc, out);
-    if (r == DROP_NONE)
+    if (r == DROP_NONE) {
         out->fp = fpness_of(&d, pc, b.pc, c);
+        out->guarded = c >= at && branch_between(&b, at, c);
+    }
     return r;
 }

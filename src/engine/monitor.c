@@ -14,6 +14,9 @@
 #include "memread.h"
 #include "perf.h"
 
+/* EFLAGS.RF: the instruction at the pc ignores its code breakpoint once. */
+#define X86_EFLAGS_RF_BIT (1u << 16)
+
 static wasp_options opts;
 static const engine_frontend *frontend;
 static const sampler *active_sampler;
@@ -111,10 +114,27 @@ static int arm(thread_state *t, int i)
                    last_byte_first ? 1 : s->len, opts.mode != MODE_SILENT_STORE);
 }
 
+/* A guard and the access it guards go together: ends slot i's partner. */
+static void unlink_partner(thread_state *t, int i)
+{
+    int p = t->watch.slot[i].partner - 1;
+    t->watch.slot[i].partner = 0;
+    if (p >= 0 && t->watch.slot[p].partner == i + 1) {
+        io->disarm(t, p);
+        watch_release(&t->watch, p);
+    }
+}
+
+static void free_slot(thread_state *t, int i)
+{
+    unlink_partner(t, i);
+    watch_release(&t->watch, i);
+}
+
 static void release(thread_state *t, int i)
 {
     io->disarm(t, i);
-    watch_release(&t->watch, i);
+    free_slot(t, i);
 }
 
 /* Watches armed before the current epoch began watch memory whose objects
@@ -186,6 +206,25 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
     t->stats[STAT_ARMED]++;
 }
 
+/* Slot g stops the thread when the pc the sample was taken at runs again:
+ * if slot i's access has not run by then, a branch skipped it on that pass
+ * (decode_choose.c). The pc itself runs first, on the way out of this
+ * handler: the resume flag lets it pass its own breakpoint once. */
+static void guard_access(thread_state *t, ucontext_t *uc, int i, int g)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    if (io->arm_code(t, g, pc) < 0) {
+        release(t, i);
+        t->drops[DROP_UNREADABLE]++;
+        return;
+    }
+    t->watch.slot[g] = (watch_slot){ .armed = 1, .code = 1, .guard = 1, .partner = i + 1, .sample_pc = pc,
+                                     .epoch = t->epoch };
+    t->watch.slot[i].partner = g + 1;
+    uc->uc_mcontext.gregs[REG_EFL] |= X86_EFLAGS_RF_BIT;
+    t->stats[STAT_GUARDS]++;
+}
+
 /* The sampled access runs later with other registers: slot i stops the
  * thread at its pc first (monitor_code_trap). */
 static void defer_access(thread_state *t, int slot, const mem_access *a)
@@ -203,9 +242,9 @@ static void defer_access(thread_state *t, int slot, const mem_access *a)
     t->stats[STAT_CODE_BREAKS]++;
 }
 
-void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
+void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
 {
-    mem_access a;
+    mem_access a = { 0 };
     int before_run;
     uint64_t waddr = 0;
     uint32_t wlen = 0;
@@ -227,10 +266,19 @@ void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc)
         t->stats[STAT_DECLINED]++;
         return;
     }
+    int guard = a.guarded ? watch_free_slot(&t->watch, slot) : -1;
+    if (a.guarded && guard < 0) {
+        t->stats[STAT_GUARD_DECLINED]++;
+        return;
+    }
+    if (t->watch.slot[slot].armed)
+        unlink_partner(t, slot);   /* replaced: its guard goes too */
     if (a.deferred)
         defer_access(t, slot, &a);
     else
         watch_access(t, uc, slot, &a, waddr, wlen, before_run);
+    if (guard >= 0 && t->watch.slot[slot].armed)
+        guard_access(t, uc, slot, guard);
 }
 
 /* Stops slot i watching and reads what its bytes hold now (the watch must
@@ -242,7 +290,7 @@ static int disarm_and_read(thread_state *t, int i, uint64_t *value)
     if (io->read(t, s->addr, s->len, value) == 0)
         return 0;
     t->drops[DROP_UNREADABLE]++;
-    watch_release(&t->watch, i);
+    free_slot(t, i);
     return -1;
 }
 
@@ -253,10 +301,11 @@ static void absorb_own_trap(thread_state *t, int i)
     watch_slot *s = &t->watch.slot[i];
     if (disarm_and_read(t, i, &s->value) < 0)
         return;
+    unlink_partner(t, i);   /* it ran: its guard has done its job */
     s->priming = 0;
     t->stats[STAT_PRIMED]++;
     if (arm(t, i) < 0)
-        watch_release(&t->watch, i);
+        free_slot(t, i);
 }
 
 /* Slot i's code breakpoint: the deferred access is about to run, and the
@@ -269,8 +318,7 @@ static void monitor_code_trap(thread_state *t, const siginfo_t *si, const uconte
     uint32_t wlen = 0;
     uint8_t fp = s->fp;
 
-    io->disarm(t, i);
-    watch_release(&t->watch, i);
+    release(t, i);   /* and its guard: the access runs now */
     t->stats[STAT_CODE_HITS]++;
     /* The watch it becomes belongs to the epoch now; its address comes
      * from the registers now, so a GC since the sample does not matter. */
@@ -295,6 +343,16 @@ static void monitor_code_trap(thread_state *t, const siginfo_t *si, const uconte
     watch_access(t, uc, i, &a, waddr, wlen, 1);
 }
 
+/* Slot i, a guard, fired: the sample's pc runs again and the access it
+ * guards has not run since the sample. */
+static void guard_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
+{
+    uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+    int real = !(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC) && pc == t->watch.slot[i].sample_pc;
+    t->drops[real ? DROP_SKIPPED_AHEAD : DROP_SPURIOUS_TRAP]++;
+    release(t, i);
+}
+
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
 {
     mem_access a;
@@ -303,6 +361,10 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
     if (i >= t->watch.nslots || !t->watch.slot[i].armed)
         return;  /* a trap that was already queued when the slot was freed */
     watch_slot *s = &t->watch.slot[i];
+    if (s->guard) {
+        guard_trap(t, si, uc, i);
+        return;
+    }
     if (s->code) {
         monitor_code_trap(t, si, uc, i);
         return;
@@ -352,7 +414,7 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
         t->stats[STAT_KEPT]++;
         return;
     }
-    watch_release(&t->watch, i);
+    free_slot(t, i);
 }
 
 

@@ -41,7 +41,7 @@ void monitor_setup(const wasp_options *o, const engine_frontend *fe, const sampl
                    const monitor_io *io);
 
 /* A sampler signal in thread t: maybe arms a watch. */
-void monitor_sample(thread_state *t, const siginfo_t *si, const ucontext_t *uc);
+void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc);
 
 /* A trap of slot i in thread t: absorbs, pairs, keeps or frees the watch. */
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i);

@@ -44,6 +44,8 @@ enum thread_stat {
     STAT_CHECKPOINT_SKIPPED,   /* samples and traps that arrived meanwhile (atomic: the handler's) */
     STAT_CODE_BREAKS,    /* samples whose access a code breakpoint was set to take (decode.h) */
     STAT_CODE_HITS,      /* code breakpoints that fired */
+    STAT_GUARDS,         /* guarded samples: a code breakpoint at the pc watched for the pass's end */
+    STAT_GUARD_DECLINED, /* guarded samples not monitored: no slot was free for the guard */
     STAT_COUNT
 };
 

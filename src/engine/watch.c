@@ -68,9 +68,17 @@ int watch_pick_within(watch_set *w, int max_armed)
     shuffle_order(w, order);
     for (int k = 0; k < w->nslots; k++) {
         watch_slot *s = &w->slot[order[k]];
-        if (s->armed && watch_random(w) % s->seen == 0)
+        if (s->armed && !s->guard && watch_random(w) % s->seen == 0)
             return order[k];
     }
+    return -1;
+}
+
+int watch_free_slot(const watch_set *w, int not)
+{
+    for (int i = 0; i < w->nslots; i++)
+        if (i != not && !w->slot[i].armed)
+            return i;
     return -1;
 }
 
@@ -79,6 +87,8 @@ void watch_release(watch_set *w, int i)
     w->slot[i].armed = 0;
     w->slot[i].priming = 0;
     w->slot[i].code = 0;
+    w->slot[i].guard = 0;
+    w->slot[i].partner = 0;
     w->slot[i].seen = 0;
 }
 

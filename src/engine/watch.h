@@ -15,6 +15,8 @@ typedef struct watch_slot {
     int armed;
     int priming;        /* armed BEFORE the sampled access ran: absorb its own trap */
     int code;           /* a code breakpoint at sample_pc: the sampled access has not run (decode.h) */
+    int guard;          /* a code breakpoint at a sample's pc: its guarded access did not run first */
+    int partner;        /* 1 + the guard of a guarded slot, or 1 + the slot a guard guards; 0: none */
     uint64_t addr;      /* watched bytes: [addr, addr+len), len 1/2/4/8, aligned */
     uint32_t len;
     uint8_t fp;         /* enum access_fp of the sampled access */
@@ -46,6 +48,9 @@ int watch_pick(watch_set *w);
  * limit, budget.h): past it, a sample can only replace an armed watch.
  * max_armed <= 0 means all slots. */
 int watch_pick_within(watch_set *w, int max_armed);
+
+/* A free slot other than `not`, for a guard; -1 when none. */
+int watch_free_slot(const watch_set *w, int not);
 
 /* Frees a slot after its trap (its reservoir restarts, paper §5.2). */
 void watch_release(watch_set *w, int i);

@@ -36,11 +36,14 @@ static const uint8_t rep_stosb[] = { 0xf3, 0xaa, 0xc3 };
 static const uint8_t store8_again[] = { 0x48, 0x89, 0x02, 0x48, 0x89, 0x02, 0xc3 };
 /* mov %rax,(%rdx); add $8,%rdx; ret: after the add, the store's address is gone */
 static const uint8_t store_advance[] = { 0x48, 0x89, 0x02, 0x48, 0x83, 0xc2, 0x08, 0xc3 };
+/* test %rax,%rax; je 1f; mov %rax,(%rdx); nop; 1: ret: a store a branch may skip */
+static const uint8_t store_if[] = { 0x48, 0x85, 0xc0, 0x74, 0x04, 0x48, 0x89, 0x02, 0x90, 0xc3 };
 
 static const struct { const uint8_t *code; size_t len; } functions[] = {
     { store8, sizeof store8 }, { store4, sizeof store4 }, { load8, sizeof load8 },
     { store_f64, sizeof store_f64 }, { add8, sizeof add8 }, { rep_stosb, sizeof rep_stosb },
     { store8_again, sizeof store8_again }, { store_advance, sizeof store_advance },
+    { store_if, sizeof store_if },
 };
 
 static uint64_t data[16] __attribute__((aligned(64)));
@@ -174,11 +177,17 @@ static siginfo_t sync_info(void)
     return si;
 }
 
-static void sample(thread_state *t, uint64_t pc, void *rdx, uint64_t rax)
+static greg_t sample_flags(thread_state *t, uint64_t pc, void *rdx, uint64_t rax)
 {
     ucontext_t uc = context(pc, rdx, rax);
     siginfo_t si = sync_info();
     monitor_sample(t, &si, &uc);
+    return uc.uc_mcontext.gregs[REG_EFL];
+}
+
+static void sample(thread_state *t, uint64_t pc, void *rdx, uint64_t rax)
+{
+    sample_flags(t, pc, rdx, rax);
 }
 
 static void trap(thread_state *t, int slot, uint64_t pc, void *rdx, uint64_t rax)
@@ -266,6 +275,76 @@ TEST(an_access_ahead_that_a_branch_skips_makes_no_pair)
     CHECK_EQ_U(t->pairs.used, 0);
     CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 1);
     CHECK(!t->watch.slot[0].armed && !slot_hw[0].armed);
+    thread_end(t);
+}
+
+#define EFLAGS_RF (1 << 16)
+
+/* The sample lands before "je": the store after it may not run on this
+ * pass. A guard (a code breakpoint at the pc) ends the pass; the pc itself
+ * leaves the handler with the resume flag, past its own guard. */
+TEST(an_access_past_a_branch_is_guarded_and_dropped_if_the_pc_comes_first)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    data[0] = 1;
+    greg_t flags = sample_flags(t, at(store_if, 0), &data[0], 5);
+    CHECK_EQ_U(t->stats[STAT_GUARDS], 1);
+    CHECK(flags & EFLAGS_RF);
+    CHECK(t->watch.slot[0].armed && t->watch.slot[0].priming);
+    CHECK(t->watch.slot[1].armed && t->watch.slot[1].guard);
+    CHECK(slot_hw[1].armed && slot_hw[1].code && slot_hw[1].addr == at(store_if, 0));
+    trap(t, 1, at(store_if, 0), &data[0], 5);   /* the next pass: je skipped the store */
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 1);
+    CHECK(!t->watch.slot[0].armed && !slot_hw[0].armed);
+    CHECK(!t->watch.slot[1].armed && !slot_hw[1].armed);
+    CHECK_EQ_U(t->pairs.used, 0);
+    thread_end(t);
+}
+
+TEST(a_guarded_access_that_runs_first_loses_its_guard_and_pairs)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    data[0] = 1;
+    sample(t, at(store_if, 0), &data[0], 5);
+    trap(t, 0, at(store_if, 8), &data[0], 5);   /* the store ran on this pass */
+    CHECK_EQ_U(t->stats[STAT_PRIMED], 1);
+    CHECK(!t->watch.slot[1].armed && !slot_hw[1].armed);
+    CHECK(t->watch.slot[0].armed && t->watch.slot[0].partner == 0);
+    trap(t, 0, at(store8, 3), &data[0], 5);     /* 5 stored again */
+    const pair_entry *p = only_pair(t);
+    CHECK(p && p->wasteful == 8);
+    thread_end(t);
+}
+
+/* Accesses the pc runs into unconditionally need no guard; a guard needs
+ * a second free slot, and without one the sample is not monitored. */
+TEST(only_accesses_past_a_branch_are_guarded_and_a_guard_needs_a_free_slot)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 1);
+    greg_t flags = sample_flags(t, at(store8, 0), &data[0], 5);
+    CHECK(!(flags & EFLAGS_RF));
+    CHECK_EQ_U(t->stats[STAT_GUARDS], 0);
+    CHECK_EQ_U(t->stats[STAT_ARMED], 1);
+    thread_end(t);
+    t = thread_begin(MODE_SILENT_STORE, 1);
+    sample(t, at(store_if, 0), &data[0], 5);
+    CHECK_EQ_U(t->stats[STAT_GUARD_DECLINED], 1);
+    CHECK_EQ_U(t->stats[STAT_ARMED], 0);
+    CHECK(!slot_hw[0].armed);
+    thread_end(t);
+}
+
+/* A new sample that takes a guarded slot (the reservoir) ends its guard. */
+TEST(a_replaced_guarded_watch_takes_its_guard_with_it)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 2);
+    sample(t, at(store_if, 0), &data[0], 5);     /* slot 0 and its guard in slot 1 */
+    CHECK(t->watch.slot[1].guard);
+    for (int k = 0; k < 64 && t->watch.slot[0].sample_pc != at(store8, 0); k++)
+        sample(t, at(store8, 3), &data[2], 7);   /* offered until the reservoir takes it */
+    CHECK(t->watch.slot[0].sample_pc == at(store8, 0));
+    CHECK(!t->watch.slot[1].guard);
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 0);
     thread_end(t);
 }
 
@@ -504,6 +583,10 @@ int main(void)
     RUN(a_different_value_is_monitored_not_wasteful);
     RUN(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed);
     RUN(an_access_ahead_that_a_branch_skips_makes_no_pair);
+    RUN(an_access_past_a_branch_is_guarded_and_dropped_if_the_pc_comes_first);
+    RUN(a_guarded_access_that_runs_first_loses_its_guard_and_pairs);
+    RUN(only_accesses_past_a_branch_are_guarded_and_a_guard_needs_a_free_slot);
+    RUN(a_replaced_guarded_watch_takes_its_guard_with_it);
     RUN(a_narrower_store_kills_only_the_bytes_it_overwrites);
     RUN(a_load_makes_the_store_useful_and_a_read_modify_write_too);
     RUN(silent_load_keeps_watching_across_stores);
