@@ -24,7 +24,8 @@
 #   ACC_STEPS="exact sampled table"   which steps to run (exact runs are kept
 #                              once done; the slow Java ones can run apart)
 #   ACC_INTERVAL               sampled interval (default: wasp's; 500us in the guest)
-#   ACC_REPEAT="minigzip=8 lz4=3"  sampled runs of a program (default 1), merged into one
+#   ACC_REPEAT="minigzip=8 lz4-dead-store=3"  sampled runs of a program, or of a program in
+#                              one mode (default 1), merged into one
 #                              profile: the inputs are sized for the exact mode, and a
 #                              short run gives the sampled side too few pairs
 #   ACC_SAMPLED_ARGS="--budget off"   more `wasp run` options for the sampled runs:
@@ -43,10 +44,14 @@ steps=" ${ACC_STEPS:-exact sampled table} "
 step() { [[ $steps == *" $1 "* ]]; }
 wasp=$root/build/bin/wasp
 die() { echo "accuracy: $*" >&2; exit 1; }
+# How many sampled runs program $1 gets in mode $2: ACC_REPEAT's "P-M=K",
+# else its "P=K", else 1.
 repeats_of() {
-    local kv
-    for kv in ${ACC_REPEAT:-}; do
-        [[ $kv == "$1="* ]] && { echo "${kv#*=}"; return; }
+    local kv k
+    for k in "$1-$2" "$1"; do
+        for kv in ${ACC_REPEAT:-}; do
+            [[ $kv == "$k="* ]] && { echo "${kv#*=}"; return; }
+        done
     done
     echo 1
 }
@@ -120,7 +125,7 @@ if step sampled; then
                 d=$out/runs/$p-$m-sampled
                 rm -rf "$d" "$d.log"
                 note "sampled $p $m"
-                for ((i = 0; i < $(repeats_of "$p"); i++)); do
+                for ((i = 0; i < $(repeats_of "$p" "$m"); i++)); do
                     # shellcheck disable=SC2046,SC2086 # the command and ACC_SAMPLED_ARGS are word lists
                     "$wasp" run --mode "$m" ${interval:+--interval "$interval"} $sampled_args -o "$d" -- $(command_of "$root" "$out" "$p") \
                         >/dev/null 2>>"$d.log" || die "sampled run of $p ($m) failed: $(tail -n 2 "$d.log")"
@@ -135,7 +140,7 @@ if step sampled; then
         : >"$jobs"
         for p in $programs; do
             for m in $modes; do
-                for ((i = 0; i < $(repeats_of "$p"); i++)); do
+                for ((i = 0; i < $(repeats_of "$p" "$m"); i++)); do
                     printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "/w/${out#"$root"/}" "$p")" >>"$jobs"
                 done
             done

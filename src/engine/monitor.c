@@ -16,6 +16,7 @@
 
 /* EFLAGS.RF: the instruction at the pc ignores its code breakpoint once. */
 #define X86_EFLAGS_RF_BIT (1u << 16)
+#define MONITOR_MAX_PASSED_OVER 16u
 
 static wasp_options opts;
 static const engine_frontend *frontend;
@@ -181,8 +182,8 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
                          uint64_t waddr, uint32_t wlen, int before_run)
 {
     /* An access that has not run yet (before_run) is primed: its own trap
-     * (absorb_own_trap) takes the value it leaves; if another access
-     * traps first, a branch skipped it and the sample is dropped. */
+     * (absorb_own_trap) takes the value it leaves; accesses by other
+     * instructions before it are passed over (pass_over). */
     uint64_t value = 0;
     if (io->read(t, waddr, wlen, &value) < 0) {
         t->drops[DROP_UNREADABLE]++;
@@ -242,6 +243,30 @@ static void defer_access(thread_state *t, int slot, const mem_access *a)
     t->stats[STAT_CODE_BREAKS]++;
 }
 
+/* A pass through a region takes far less than a sampling interval: a guard
+ * still armed at the next sample means control left the region without
+ * running the access it guards. */
+static void expire_guards(thread_state *t)
+{
+    for (int i = 0; i < t->watch.nslots; i++) {
+        if (t->watch.slot[i].armed && t->watch.slot[i].guard) {
+            release(t, i);
+            t->drops[DROP_SKIPPED_AHEAD]++;
+        }
+    }
+}
+
+/* How many watches a sample may keep armed: one slot stays free for the
+ * guard of an access past a branch, which would otherwise be declined
+ * whenever the watches filled the slots, a bias against such accesses. */
+static int watch_limit(const thread_state *t)
+{
+    int n = t->watch.nslots, limit = t->budget.slot_limit > 0 ? t->budget.slot_limit : n;
+    if (n > 1 && limit > n - 1)
+        limit = n - 1;
+    return limit;
+}
+
 void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
 {
     mem_access a = { 0 };
@@ -251,6 +276,7 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
 
     t->stats[STAT_SAMPLES]++;
     retire_old_watches(t);
+    expire_guards(t);
     enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);
     if (r == DROP_NONE)
         r = unwatchable(t, uc, &a, &waddr, &wlen);
@@ -261,7 +287,7 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
     /* Its own trap already ended any watch on these bytes; a second watch on
      * them would only make the two slots trap together. */
     int slot = !a.deferred && overlaps_armed(t, waddr, wlen) ? -1
-                                                             : watch_pick_within(&t->watch, t->budget.slot_limit);
+                                                             : watch_pick_within(&t->watch, watch_limit(t));
     if (slot < 0) {
         t->stats[STAT_DECLINED]++;
         return;
@@ -306,6 +332,23 @@ static void absorb_own_trap(thread_state *t, int i)
     t->stats[STAT_PRIMED]++;
     if (arm(t, i) < 0)
         free_slot(t, i);
+}
+
+/* Another instruction touched slot i's bytes before its sampled access
+ * ran: that access is still to come on this pass (or its guard ends it),
+ * and a pair needs it first. A watch passed over again and again (a hot
+ * word whose access no longer comes) gives up. */
+static void pass_over(thread_state *t, int i)
+{
+    watch_slot *s = &t->watch.slot[i];
+    if (++s->passed_over > MONITOR_MAX_PASSED_OVER) {
+        t->drops[DROP_SKIPPED_AHEAD]++;
+        release(t, i);
+        return;
+    }
+    t->stats[STAT_KEPT]++;
+    if (arm(t, i) < 0)
+        release(t, i);
 }
 
 /* Slot i's code breakpoint: the deferred access is about to run, and the
@@ -390,14 +433,10 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
         return;
     }
     if (s->priming) {
-        /* Another instruction first: a branch skipped the sampled access,
-         * which never ran and cannot be the first access of a pair. */
         if (a.pc == s->sample_pc)
             absorb_own_trap(t, i);
-        else {
-            t->drops[DROP_SKIPPED_AHEAD]++;
-            release(t, i);
-        }
+        else
+            pass_over(t, i);
         return;
     }
     uint64_t now;

@@ -263,18 +263,24 @@ TEST(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed)
     thread_end(t);
 }
 
-/* A branch skipped the access the sample drew ahead of the pc, and
- * another instruction touched its bytes first: that pair would name an
- * access that never ran as the first one, so the sample is dropped. */
-TEST(an_access_ahead_that_a_branch_skips_makes_no_pair)
+/* Another instruction touches the bytes before the access drawn ahead of
+ * the pc runs: no pair (the drawn access has not run), and the watch
+ * still waits for it. */
+TEST(an_access_ahead_passes_over_earlier_accesses_to_its_bytes)
 {
     thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
     data[0] = 1;
     sample(t, at(store8, 0), &data[0], 5);         /* primed on store8's store */
-    trap(t, 0, at(store8_again, 3), &data[0], 1);  /* another store, same value */
+    trap(t, 0, at(store8_again, 3), &data[0], 1);  /* another store first */
     CHECK_EQ_U(t->pairs.used, 0);
-    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 1);
-    CHECK(!t->watch.slot[0].armed && !slot_hw[0].armed);
+    CHECK_EQ_U(t->stats[STAT_KEPT], 1);
+    CHECK(t->watch.slot[0].armed && t->watch.slot[0].priming && slot_hw[0].armed);
+    data[0] = 5;
+    trap(t, 0, at(store8, 3), &data[0], 5);        /* the drawn store: absorbed */
+    CHECK_EQ_U(t->stats[STAT_PRIMED], 1);
+    trap(t, 0, at(store8, 3), &data[0], 5);        /* 5 again */
+    const pair_entry *p = only_pair(t);
+    CHECK(p && p->wasteful == 8);
     thread_end(t);
 }
 
@@ -334,19 +340,38 @@ TEST(only_accesses_past_a_branch_are_guarded_and_a_guard_needs_a_free_slot)
     thread_end(t);
 }
 
-/* A new sample that takes a guarded slot (the reservoir) ends its guard. */
-TEST(a_replaced_guarded_watch_takes_its_guard_with_it)
+/* A pass through a region is far shorter than a sampling interval: a
+ * guard still armed at the next sample means the region was left without
+ * its access running. */
+TEST(a_guard_still_armed_at_the_next_sample_ends_its_access)
 {
-    thread_state *t = thread_begin(MODE_SILENT_STORE, 2);
-    sample(t, at(store_if, 0), &data[0], 5);     /* slot 0 and its guard in slot 1 */
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    sample(t, at(store_if, 0), &data[0], 5);     /* slot 0 and its guard */
     CHECK(t->watch.slot[1].guard);
-    for (int k = 0; k < 64 && t->watch.slot[0].sample_pc != at(store8, 0); k++)
-        sample(t, at(store8, 3), &data[2], 7);   /* offered until the reservoir takes it */
-    CHECK(t->watch.slot[0].sample_pc == at(store8, 0));
-    CHECK(!t->watch.slot[1].guard);
-    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 0);
+    sample(t, at(store8, 3), &data[2], 7);
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 1);
+    CHECK(t->watch.slot[0].armed && t->watch.slot[0].sample_pc == at(store8, 0));
+    for (int i = 1; i < 4; i++)
+        CHECK(!t->watch.slot[i].armed && !slot_hw[i].armed);
     thread_end(t);
 }
+
+/* Watches leave one slot free for a guard, so an access past a branch is
+ * never declined for want of one (that would bias against it). */
+TEST(watches_leave_a_slot_for_the_guard)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 2);
+    sample(t, at(store8, 3), &data[2], 7);
+    for (int k = 0; k < 16; k++)
+        sample(t, at(store8, 3), &data[4 + k % 4], 7);
+    CHECK(t->watch.slot[0].armed && !t->watch.slot[1].armed);
+    for (int k = 0; k < 64 && !t->stats[STAT_GUARDS]; k++)
+        sample(t, at(store_if, 0), &data[0], 5);
+    CHECK(t->stats[STAT_GUARDS] >= 1);
+    CHECK_EQ_U(t->stats[STAT_GUARD_DECLINED], 0);
+    thread_end(t);
+}
+
 
 /* The sample lands after "add $8,%rdx": the store's address is no longer
  * in the registers, so a code breakpoint stops the next pass just before
@@ -467,9 +492,10 @@ TEST(a_new_epoch_retires_watches_unpaired)
     thread_end(t);
 }
 
+/* Three slots: two for watches, one kept for a guard. */
 TEST(full_slots_are_replaced_as_a_reservoir)
 {
-    thread_state *t = thread_begin(MODE_SILENT_STORE, 2);
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 3);
     for (int i = 0; i < 16; i++)
         sample(t, at(store8, 3), &data[i], 0);
     CHECK_EQ_U(t->stats[STAT_SAMPLES], 16);
@@ -480,6 +506,7 @@ TEST(full_slots_are_replaced_as_a_reservoir)
     /* Each armed slot's register watches what its slot says. */
     for (int i = 0; i < 2; i++)
         CHECK(slot_hw[i].armed && slot_hw[i].addr == t->watch.slot[i].addr);
+    CHECK(!slot_hw[2].armed);
     thread_end(t);
 }
 
@@ -582,11 +609,12 @@ int main(void)
     RUN(the_same_value_stored_again_is_a_silent_pair);
     RUN(a_different_value_is_monitored_not_wasteful);
     RUN(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed);
-    RUN(an_access_ahead_that_a_branch_skips_makes_no_pair);
+    RUN(an_access_ahead_passes_over_earlier_accesses_to_its_bytes);
     RUN(an_access_past_a_branch_is_guarded_and_dropped_if_the_pc_comes_first);
     RUN(a_guarded_access_that_runs_first_loses_its_guard_and_pairs);
     RUN(only_accesses_past_a_branch_are_guarded_and_a_guard_needs_a_free_slot);
-    RUN(a_replaced_guarded_watch_takes_its_guard_with_it);
+    RUN(a_guard_still_armed_at_the_next_sample_ends_its_access);
+    RUN(watches_leave_a_slot_for_the_guard);
     RUN(a_narrower_store_kills_only_the_bytes_it_overwrites);
     RUN(a_load_makes_the_store_useful_and_a_read_modify_write_too);
     RUN(silent_load_keeps_watching_across_stores);
