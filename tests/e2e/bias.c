@@ -24,6 +24,13 @@
  *                    loaded in the same block, so a sample at the block
  *                    start (where QEMU's timer lands) cannot compute its
  *                    address and a code breakpoint must take it
+ *   checked     50%  two_stores with a never-taken check between them: a
+ *                    sample before the check draws the store after it
+ *                    past a branch (a guard must confirm it ran)
+ *   rare_arm    80%  a silent store every iteration and a changing one in
+ *                    an if taken one time in four (4:1 by count; drawing
+ *                    per pass through the loop body, not per run of each
+ *                    store, reads ~50%)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -37,7 +44,7 @@
 
 #define N 4096
 
-static long ia[N], ib[N], ic[N], id[N];
+static long ia[N], ib[N], ic[N], id[N], limit[N];
 static int perm[N];
 static double fa[N], fy[N];
 
@@ -79,6 +86,44 @@ __attribute__((noinline)) void scatter(long *a, const int *p, long n, long r)
         a[p[i]] = (i & 1) ? 5 : r + i;  /* PLANT: scatter */
 }
 
+/* The check's cold path: never called (limit[] holds no negative). */
+__attribute__((noinline, cold)) void out_of_range(long i)
+{
+    fprintf(stderr, "bias: limit[%ld] < 0\n", i);
+    exit(3);
+}
+
+__attribute__((noinline)) void checked(long *a, long *b, const long *lim, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        b[i] = r + i;          /* PLANT: checked-changes */
+        if (lim[i] < 0)
+            out_of_range(i);
+        a[i] = 7;              /* PLANT: checked-silent */
+    }
+}
+
+/* The arm's condition is a hash of i and r, computed before the branch:
+ * the loop body spends most of its time before the if, as a real one whose
+ * rare case is decided by work does (and as a sample there must draw the
+ * arm's store past the branch). */
+static unsigned long rare_hash;
+
+__attribute__((noinline)) void rare_arm(long *a, long *b, long n, long r)
+{
+    unsigned long h = rare_hash;
+    for (long i = 0; i < n; i++) {
+        a[i] = 7;              /* PLANT: rare-silent */
+        h = (h ^ (unsigned long)(i + r)) * 0x9E3779B97F4A7C15ul;
+        h ^= h >> 29;
+        h = h * 0xBF58476D1CE4E5B9ul;
+        h ^= h >> 32;
+        if ((h & 3) == 0)
+            b[i] = r + i;      /* PLANT: rare-changes */
+    }
+    rare_hash = h;
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -94,6 +139,7 @@ int main(int argc, char **argv)
     for (long i = 0; i < N; i++) {
         fy[i] = 1.0 + (double)i / N;
         perm[i] = (int)((i * 1031) % N);   /* 1031 is odd: a permutation */
+        limit[i] = i + 1;
     }
     for (long r = 1; rounds < 0 || r <= rounds; r++) {
         if ((r & 63) == 0 && cpu_seconds() >= seconds)
@@ -108,8 +154,12 @@ int main(int argc, char **argv)
             ratio(ia, ib, ic, id, N, r);
         else if (!strcmp(kernel, "scatter"))
             scatter(ia, perm, N, r);
+        else if (!strcmp(kernel, "checked"))
+            checked(ia, ib, limit, N, r);
+        else if (!strcmp(kernel, "rare_arm"))
+            rare_arm(ia, ib, N, r);
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|rare_arm [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }
