@@ -76,8 +76,8 @@ command_of() {
     brotli)   echo "$b/brotli -c -q 6 $c" ;;
     lua)      echo "$b/lua $r/bench/accuracy/workload.lua 2" ;;
     rhino)    echo "java -cp /usr/share/java/js.jar org.mozilla.javascript.tools.shell.Main $r/bench/real/workload.js 4" ;;
-    saxon)    echo "java -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$o/orders.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
-    jython)   echo "java -jar /usr/share/java/jython.jar $r/bench/real/workload.py 2" ;;
+    saxon)    echo "java -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$o/orders-5k.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
+    jython)   echo "java -jar /usr/share/java/jython.jar $r/bench/real/workload.py 1" ;;
     *) die "unknown program '$p'" ;;
     esac
 }
@@ -87,7 +87,7 @@ java_ready() {
     case $p in
     rhino)  [[ -f /usr/share/java/js.jar ]] || apt-get install -y -qq rhino >/dev/null 2>&1 ;;
     saxon)  [[ -f /usr/share/java/Saxon-HE.jar ]] || apt-get install -y -qq libsaxonhe-java >/dev/null 2>&1
-            [[ -s $out/orders.xml ]] || python3 bench/real/gen-orders.py 20000 "$out/orders.xml" ;;
+            [[ -s $out/orders-5k.xml ]] || python3 bench/real/gen-orders.py 5000 "$out/orders-5k.xml" ;;
     jython) [[ -f /usr/share/java/jython.jar ]] || apt-get install -y -qq jython >/dev/null 2>&1 ;;
     esac
 }

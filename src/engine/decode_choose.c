@@ -71,10 +71,9 @@ static int decode_is_barrier(const ZydisDecodedInstruction *in)
 
 int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next)
 {
-    if (decode_is_barrier(in))
-        return 1;
-    uint64_t target = in->meta.category == ZYDIS_CATEGORY_COND_BR ? decode_branch_target(in, next) : 0;
-    return target && target <= pc;
+    (void)pc;
+    (void)next;
+    return decode_is_barrier(in);
 }
 
 static int decode_is_branch(const ZydisDecodedInstruction *in)
