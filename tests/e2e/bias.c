@@ -27,10 +27,6 @@
  *   checked     50%  two_stores with a never-taken check between them: a
  *                    sample before the check draws the store after it
  *                    past a branch (a guard must confirm it ran)
- *   rare_arm    80%  a silent store every iteration and a changing one in
- *                    an if taken one time in four (4:1 by count; drawing
- *                    per pass through the loop body, not per run of each
- *                    store, reads ~50%)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -103,27 +99,6 @@ __attribute__((noinline)) void checked(long *a, long *b, const long *lim, long n
     }
 }
 
-/* The arm's condition is a hash of i and r, computed before the branch:
- * the loop body spends most of its time before the if, as a real one whose
- * rare case is decided by work does (and as a sample there must draw the
- * arm's store past the branch). */
-static unsigned long rare_hash;
-
-__attribute__((noinline)) void rare_arm(long *a, long *b, long n, long r)
-{
-    unsigned long h = rare_hash;
-    for (long i = 0; i < n; i++) {
-        a[i] = 7;              /* PLANT: rare-silent */
-        h = (h ^ (unsigned long)(i + r)) * 0x9E3779B97F4A7C15ul;
-        h ^= h >> 29;
-        h = h * 0xBF58476D1CE4E5B9ul;
-        h ^= h >> 32;
-        if ((h & 3) == 0)
-            b[i] = r + i;      /* PLANT: rare-changes */
-    }
-    rare_hash = h;
-}
-
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -156,10 +131,8 @@ int main(int argc, char **argv)
             scatter(ia, perm, N, r);
         else if (!strcmp(kernel, "checked"))
             checked(ia, ib, limit, N, r);
-        else if (!strcmp(kernel, "rare_arm"))
-            rare_arm(ia, ib, N, r);
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|rare_arm [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }
