@@ -11,16 +11,11 @@
  * equally likely per execution, whatever the timer does inside it; across
  * regions the weight stays the time spent in each (docs/how-it-works.md).
  *
- * A region is the code one pass runs through: it starts at a branch target
- * or after a call, return or jump, and ends with the next call, return or
- * jump. Conditional branches do not end it, nor do branch targets after
- * its start. Not backward ones either: compilers rotate loops and lay an
- * if's arm out after the latch (`jne head; <arm>; jmp latch`), and a
- * region cut at the back edge gave the arm's store the weight of its own
- * few instructions' time only (bzip2's quicksort swap, laid out so, had
- * 2.4% of the monitored bytes for the exact mode's 11.5%; 7.3% since; the
- * guard below takes its share back when it does not run). Forward branches and
- * targets: JIT code splits a loop body into many basic blocks with checks
+ * A region is straight-line code: it starts at a branch target or after a
+ * call, return, jump or backward branch, and ends with the next call,
+ * return, jump or backward branch (a loop's back edge). Forward
+ * conditional branches do not end it, nor do branch targets after its
+ * start: JIT code splits a loop body into many basic blocks with checks
  * that almost never branch (bounds, nulls, safepoints), and C2 enters
  * loops past their first instruction (`jmp head+3`), and a sample in a
  * block without a store of its own would be lost (95% of them were, in a
@@ -74,9 +69,12 @@ static int decode_is_barrier(const ZydisDecodedInstruction *in)
     }
 }
 
-int decode_ends_region(const ZydisDecodedInstruction *in)
+int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next)
 {
-    return decode_is_barrier(in);
+    if (decode_is_barrier(in))
+        return 1;
+    uint64_t target = in->meta.category == ZYDIS_CATEGORY_COND_BR ? decode_branch_target(in, next) : 0;
+    return target && target <= pc;
 }
 
 static int decode_is_branch(const ZydisDecodedInstruction *in)
@@ -153,7 +151,7 @@ static int scan_region(uint64_t start, uint8_t want, region_scan *b)
         b->cond[i] = d.in.meta.category == ZYDIS_CATEGORY_COND_BR;
         if (decode_candidate(&d, want, &b->uses[i]))
             b->cand[b->ncand++] = (uint8_t)i;
-        if (decode_ends_region(&d.in))
+        if (decode_ends_region(&d.in, pc, pc + d.in.length))
             break;
         pc += d.in.length;
     }

@@ -42,9 +42,10 @@ enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t
 /* decode_sweep.c. Target of a direct relative branch, 0 for others. */
 uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);
 
-/* decode_choose.c. Whether in is the last instruction of a sampling
- * region: a call, return, jump or system call. */
-int decode_ends_region(const ZydisDecodedInstruction *in);
+/* decode_choose.c. Whether in (at pc, next after it) is the last
+ * instruction of a sampling region: a call, return, jump, system call, or
+ * a backward branch (a loop's back edge). */
+int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next);
 /* How many accesses of the wanted kind the region starting at start has. */
 unsigned decode_region_candidates(uint64_t start, uint8_t want);
 /* The access a sample at rip takes from the region starting at start:

@@ -226,7 +226,7 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                 return key | DECODE_S(DECODE_NOBOUND);
             ring[n++ % DECODE_LOOKBACK_INSNS] = pc;
             boundary |= next == rip;
-            if (decode_ends_region(&in) && next > region)
+            if (decode_ends_region(&in, pc, next) && next > region)
                 region = next;
         }
         if (target && target <= rip && target > region)
