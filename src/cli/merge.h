@@ -108,8 +108,12 @@ int merge_add(merge_model *m, const profile *p, const char *path, char *err, siz
 void merge_finish(merge_model *m);
 
 /* Armed at least this many watches, and none trapped: the machine's
- * watchpoints probably never fire (and the run has no pairs to show). */
-#define MERGE_SILENT_WATCHES 20
+ * watchpoints probably never fire (and the run has no pairs to show).
+ * Watches that never fire stay armed, so the reservoir arms only about
+ * k(1 + ln(n/k)) of n samples with k slots: with 3 for watches (one is kept
+ * for guards) 12 means ~60 samples, where watches that fire would have
+ * trapped within milliseconds. */
+#define MERGE_SILENT_WATCHES 12
 
 /* A sentence warning that the run's watches never trapped, or NULL. */
 const char *merge_watch_warning(const merge_model *m, char *buf, size_t len);
