@@ -21,7 +21,8 @@
  * block without a store of its own would be lost (95% of them were, in a
  * C2 loop under QEMU). The price: a sample before such a target draws
  * from the code after it too, so accesses after a target that is often
- * jumped to weigh a little more than those before it.
+ * jumped to weigh more than those before it, much more in a loop body with
+ * many targets (docs/how-it-works.md: lz4's hash-chain loop).
  *
  * An access after a conditional branch may not run on this pass (a
  * never-taken check, or an if whose arm is rare): counting it anyway would
