@@ -582,16 +582,19 @@ TEST(sampled_regions_end_at_calls_and_targets_not_at_forward_branches)
     regs[REG_RDX] = 0x3000;
     regs[REG_RCX] = 0x5000;
     CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 1, &a), DROP_NONE);
-    CHECK(a.pc == f && a.addr == 0x3000);
+    CHECK(a.pc == f && a.addr == 0x3000 && !a.guarded);   /* behind the pc: it ran */
     /* After the call a region begins; the forward jne does not end it, so
      * its store is drawn from the add on: deferred there (the add changes
      * its base), from the registers after it. */
     CHECK_EQ_U(sampled_at(f, sizeof code, 8, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(a.deferred && a.pc == f + 14);
+    CHECK(a.guarded);   /* the jne may skip it */
     CHECK_EQ_U(sampled_at(f, sizeof code, 12, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(a.ahead && a.pc == f + 14 && a.addr == 0x5000);
+    CHECK(a.guarded);
     CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(a.ahead && a.pc == f + 14);
+    CHECK(!a.guarded);  /* past the jne: it runs next */
     /* The jne's target starts a region of its own, whichever way it came. */
     CHECK_EQ_U(sampled_at(f, sizeof code, 17, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
 }
