@@ -18,6 +18,9 @@
  *   pair <index> <leaf C1> <leaf C2> <count> <bytes> <wasteful> <approx64> <approx32>
  *   fold <index> <count> <bytes> <wasteful>
  *                                      pairs the tool folded (small, none approximately silent)
+ *   unnamed <index> <count> <bytes> <wasteful>
+ *                                      pairs with a context past the tool's table
+ *                                      (EXACT_MAX_CTX): counted, not named
  *   end
  * Codes and nodes come before what refers to them. approx64/approx32 are the bytes
  * that would be approximately silent if the values were doubles / floats;
@@ -50,6 +53,9 @@
  * fold keeps their bytes, so Eq. 1 is unchanged. */
 #define FOLD_SHARE 1e-5
 #define FOLD_NAME "[pairs below 0.001% of bytes, folded]"
+/* Pairs the tool could not name: more calling contexts than its table
+ * holds (exact.h EXACT_MAX_CTX); the report's drop.table_full counts them. */
+#define UNNAMED_NAME "[pairs past the exact mode's context table, not named]"
 
 typedef struct builder {
     const exact_raw *r;
@@ -219,10 +225,11 @@ static uint64_t approx_bytes(const exact_raw *r, const exact_pair_raw *q)
     return fp == ACCESS_F64 ? q->approx64 : fp == ACCESS_F32 ? q->approx32 : 0;
 }
 
-/* The folded pair: one frame, one context, both sides. */
-static int add_fold(builder *b, const prof_pair *fold)
+/* A pair standing for pairs written without contexts: one frame (name),
+ * one context, both sides. */
+static int add_fold(builder *b, const prof_pair *fold, const char *name)
 {
-    static const exact_sym sym = { 0, FOLD_NAME, "", "", 0 };
+    const exact_sym sym = { 0, name, "", "", 0 };
     uint32_t frame;
     if (add_frame(b, &sym, "", &frame) < 0 || GROW(b->p.contexts, b->p.ncontexts, b->cap_ctx) < 0 ||
         GROW(b->p.pairs, b->p.npairs, b->cap_pairs) < 0)
@@ -242,7 +249,7 @@ static int add_pairs(builder *b, const exact_thread_raw *t)
 {
     const exact_raw *r = b->r;
     uint32_t index = t->index;
-    prof_pair fold = { .count = t->fold_count, .bytes = t->fold_bytes, .wasteful_bytes = t->fold_wasteful };
+    prof_pair fold = { .count = t->small.count, .bytes = t->small.bytes, .wasteful_bytes = t->small.wasteful };
     for (size_t i = 0; i < r->npairs; i++) {
         const exact_pair_raw *q = &r->pairs[i];
         uint32_t c1, c2;
@@ -261,7 +268,11 @@ static int add_pairs(builder *b, const exact_thread_raw *t)
         b->p.pairs[b->p.npairs++] = (prof_pair){ c1, c2, q->count, q->bytes, q->wasteful,
                                                  approx_bytes(r, q) };
     }
-    return fold.count ? add_fold(b, &fold) : 0;
+    if (fold.count && add_fold(b, &fold, FOLD_NAME) < 0)
+        return -1;
+    prof_pair unnamed = { .count = t->unnamed.count, .bytes = t->unnamed.bytes,
+                          .wasteful_bytes = t->unnamed.wasteful };
+    return unnamed.count ? add_fold(b, &unnamed, UNNAMED_NAME) : 0;
 }
 
 static int by_start(const void *x, const void *y, void *arg)
@@ -371,7 +382,7 @@ int exact_convert_text(char *buf, const char *dir, unsigned n, exact_summary *s,
     for (size_t i = 0; i < r.npairs; i++)
         total += r.pairs[i].bytes;
     for (size_t i = 0; i < r.nthreads; i++)
-        total += r.threads[i].fold_bytes;
+        total += r.threads[i].small.bytes + r.threads[i].unnamed.bytes;
     for (size_t i = 0; rc == 0 && i < r.nthreads; i++) {
         rc = write_thread(&r, &r.threads[i], dir, n, (uint64_t)((double)total * FOLD_SHARE), err, errlen);
         s->profiles += rc == 0;

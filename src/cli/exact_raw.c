@@ -323,17 +323,19 @@ static int parse_pair(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
     return 0;
 }
 
-/* fold <index> <count> <bytes> <wasteful>: small pairs, folded by the tool. */
+/* fold|unnamed <index> <count> <bytes> <wasteful>: pairs the tool wrote
+ * without contexts (small ones; ones past its context table). */
 static int parse_fold(exact_raw *r, raw_line *l, char *err, size_t errlen)
 {
     uint64_t index, v[3];
     exact_thread_raw *t;
     if (l->n != 5 || num(l->f[1], &index) < 0 || num(l->f[2], &v[0]) < 0 || num(l->f[3], &v[1]) < 0 ||
         num(l->f[4], &v[2]) < 0 || !(t = thread_of(r, index)) || v[2] > v[1])
-        return raw_fail(err, errlen, l, "bad fold record");
-    t->fold_count += v[0];
-    t->fold_bytes += v[1];
-    t->fold_wasteful += v[2];
+        return raw_fail(err, errlen, l, l->f[0][0] == 'f' ? "bad fold record" : "bad unnamed record");
+    exact_fold_raw *f = l->f[0][0] == 'f' ? &t->small : &t->unnamed;
+    f->count += v[0];
+    f->bytes += v[1];
+    f->wasteful += v[2];
     return 0;
 }
 
@@ -374,7 +376,7 @@ static int parse_line(exact_raw *r, raw_line *l, size_t caps[5], char *err, size
     if (!strcmp(k, "thread")) return parse_thread(r, l, &caps[2], err, errlen);
     if (!strcmp(k, "stat")) return parse_stat(r, l, err, errlen);
     if (!strcmp(k, "pair")) return parse_pair(r, l, &caps[3], err, errlen);
-    if (!strcmp(k, "fold")) return parse_fold(r, l, err, errlen);
+    if (!strcmp(k, "fold") || !strcmp(k, "unnamed")) return parse_fold(r, l, err, errlen);
     if (!strcmp(k, "written")) return 0;
     return parse_header(r, l, err, errlen);
 }

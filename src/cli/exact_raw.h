@@ -61,12 +61,18 @@ typedef struct exact_stat_raw {
     uint64_t value;
 } exact_stat_raw;
 
+/* Pairs the tool wrote without their contexts: their sums. */
+typedef struct exact_fold_raw {
+    uint64_t count, bytes, wasteful;
+} exact_fold_raw;
+
 typedef struct exact_thread_raw {
     uint32_t index;
     int64_t os_tid;
     exact_stat_raw *stats;
     size_t nstats;
-    uint64_t fold_count, fold_bytes, fold_wasteful;   /* small pairs the tool folded */
+    exact_fold_raw small;     /* pairs the tool folded for their size */
+    exact_fold_raw unnamed;   /* pairs whose contexts were past the tool's table */
 } exact_thread_raw;
 
 typedef struct exact_pair_raw {

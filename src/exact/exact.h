@@ -25,12 +25,20 @@ enum exact_mode { EXACT_DEAD_STORE, EXACT_SILENT_STORE, EXACT_SILENT_LOAD };
 #define EXACT_UNKNOWN_VALUE 4u   /* a dirty helper's access: bytes known, value not */
 
 /* Shadow state of one byte, 0 when nothing is pending: the thread index
- * (low bits), whether its value is unknown, and the leaf context. */
+ * (low bits), whether its value is unknown, and the leaf context (a whole
+ * UInt above them: 43 bits). */
 #define EXACT_TID_BITS 10
 #define EXACT_MAX_THREADS (1u << EXACT_TID_BITS)
 #define EXACT_UNKNOWN_BIT (1u << EXACT_TID_BITS)
 #define EXACT_CTX_SHIFT (EXACT_TID_BITS + 1)
-#define EXACT_MAX_CTX ((1u << (32 - EXACT_CTX_SHIFT)) - 1)
+#define EXACT_STATE_BITS (EXACT_CTX_SHIFT + 32)
+/* Leaf contexts the tables name, ids 1..EXACT_MAX_CTX-1. A JVM makes one per
+ * Java calling context and instruction, the VM's own code included: Rhino's
+ * start-up alone passed the 2 M a 32-bit state could hold. Past the limit
+ * (about 70 bytes of tables each) accesses keep pairing, under the one id
+ * EXACT_MAX_CTX, which the profile names as contexts past the table. Tests
+ * lower it with --wasp-max-contexts=N (through VALGRIND_OPTS). */
+#define EXACT_MAX_CTX ((1u << 26) - 1)
 
 #define EXACT_MAX_DEPTH 128   /* call-stack frames kept per context (as the sampled engine) */
 
@@ -45,7 +53,7 @@ enum exact_stat {
     XS_CROSS_THREAD,   /* a pending access ended by another thread's access (not paired) */
     XS_STACK,          /* dropped: inside the thread's stack, with --stack exclude */
     XS_STACK_PROBE,    /* dropped: a store far below the stack pointer */
-    XS_CTX_FULL,       /* contexts beyond the table's id space, folded into one */
+    XS_CTX_FULL,       /* accesses whose context was past the table: paired, not named */
     XS_COUNT
 };
 
@@ -83,6 +91,7 @@ typedef struct exact_options {
     ULong limit_insns;         /* 0: none */
     ULong limit_ms;            /* 0: none */
     Bool java;                 /* a JVM: only Java threads, Java contexts, its runtime state left out */
+    UInt max_ctx;              /* the id of contexts past the table (EXACT_MAX_CTX; lower in tests) */
 } exact_options;
 
 extern exact_options exact_opts;
@@ -99,7 +108,7 @@ void exact_tables_init(void);
 void exact_tables_reset_pairs(void);
 UInt exact_node_child(UInt parent, Addr call_pc);
 UInt exact_leaf(exact_thread *t, Addr pc, UInt len);
-UInt exact_leaf_at(exact_thread *t, UInt node, Addr pc, UInt len);
+UInt exact_leaf_at(UInt node, Addr pc, UInt len);
 const UChar *exact_leaf_bytes(UInt ctx);
 void exact_leaf_set_node(UInt ctx, UInt node);   /* the instruction's bytes as first seen (len of them) */
 /* Java frames: (jmethodID, bci) or (Method*, bytecode pointer), ids from 0. */
@@ -109,7 +118,7 @@ UInt exact_njframes(void);
 void exact_pair_add(UInt tindex, UInt c1, UInt c2, UInt bytes, UInt wasteful, UInt a64, UInt a32);
 /* Iteration for the writer. */
 typedef struct exact_pair {
-    ULong key;    /* tindex | c1 << 10 | c2 << 31 (see exact_tables.c) */
+    UInt tindex, c1, c2;   /* c1 == 0: a free slot */
     ULong count, bytes, wasteful, approx64, approx32;
 } exact_pair;
 UInt exact_npairs_cap(void);

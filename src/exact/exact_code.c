@@ -151,7 +151,7 @@ void exact_code_leaf(UInt ctx, Addr pc, UInt id)
     UInt node, len;
     Addr leaf_pc;
     /* The last id also stands for every context past the table's end. */
-    if (!id || ctx >= EXACT_MAX_CTX || (ctx < cap_leaf_code && leaf_code[ctx]))
+    if (!id || ctx >= exact_opts.max_ctx || (ctx < cap_leaf_code && leaf_code[ctx]))
         return;
     const xcode *x = &codes[id];
     exact_leaf_info(ctx, &node, &leaf_pc, &len);

@@ -280,10 +280,12 @@ UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr 
     UInt node = intern_frames(parent, pc, fp, lv[0].bcp, t);
     /* The interpreter's own instructions (a bytecode's template) are one
      * leaf per bytecode: one per template instruction made a JVM's start-up
-     * alone exceed the 2 M contexts the shadow can name (silent-load). */
-    UInt ctx = interpreted(pc) && node != parent ? exact_leaf_at(t, node, interp_lo, 0)
-                                                 : exact_leaf_at(t, node, pc, len);
-    if (node == parent)
+     * alone exceed the 2 M contexts a 32-bit shadow state named (silent-load). */
+    UInt ctx = interpreted(pc) && node != parent ? exact_leaf_at(node, interp_lo, 0)
+                                                 : exact_leaf_at(node, pc, len);
+    if (ctx == exact_opts.max_ctx)   /* past the table: no leaf to resolve */
+        ;
+    else if (node == parent)
         remember_unresolved(ctx);
     else if (!interpreted(pc))
         leaf_code(ctx, pc);

@@ -4,7 +4,8 @@
  *
  * Options come from `wasp run --exact` (src/cli/run_exact.c), never from a
  * user directly: --wasp-dir=DIR --wasp-mode=M --wasp-fp-tolerance=F
- * --wasp-stack=auto|include|exclude --wasp-limit-insns=N --wasp-limit-ms=N.
+ * --wasp-stack=auto|include|exclude --wasp-limit-insns=N --wasp-limit-ms=N
+ * (and, from tests only, --wasp-max-contexts=N).
  * A process whose program is "java" is a JVM (exact_java.c), whichever
  * process started it: the CLI gives every run the agent's maps-only mode
  * and Valgrind's check of generated code.
@@ -36,7 +37,8 @@
 #define CHECK_EVERY 1000000ULL   /* guest instructions between two clock reads (time limit) */
 #define CUT_GRACE 500000000ULL   /* guest instructions the agent gets to name frames after a cut */
 
-exact_options exact_opts = { .mode = EXACT_SILENT_STORE, .fp_tolerance = 0.01, .fp_tolerance_text = "0.01" };
+exact_options exact_opts = { .mode = EXACT_SILENT_STORE, .fp_tolerance = 0.01, .fp_tolerance_text = "0.01",
+                            .max_ctx = EXACT_MAX_CTX };
 exact_thread *exact_cur;
 exact_thread *exact_threads[EXACT_MAX_THREADS];
 UInt exact_nthreads;
@@ -172,6 +174,11 @@ static Bool parse_option(const HChar *arg)
         exact_opts.limit_insns = VG_(strtoull10)(v, NULL);
     } else if (VG_STR_CLO(arg, "--wasp-limit-ms", v)) {
         exact_opts.limit_ms = VG_(strtoull10)(v, NULL);
+    } else if (VG_STR_CLO(arg, "--wasp-max-contexts", v)) {
+        ULong n = VG_(strtoull10)(v, NULL);
+        if (n < 2 || n > EXACT_MAX_CTX)
+            VG_(fmsg_bad_option)(arg, "the context table holds 2 to %u contexts\n", EXACT_MAX_CTX);
+        exact_opts.max_ctx = (UInt)n;
 
     } else {
         return False;

@@ -2,7 +2,7 @@
  * exact_shadow.c - per-byte shadow state and the pairing rules (paper §4),
  * applied to every access the instrumentation reports.
  *
- * Each byte the program touches has 32 bits of state: the thread index, the
+ * Each byte the program touches has 43 bits of state: the thread index, the
  * leaf context of the last access of the monitored kind to it (0: nothing
  * pending), and whether that access's value is unknown; the silent modes
  * keep the byte's value too (what C1 stored or loaded, as the sampled
@@ -29,10 +29,11 @@
 #define L2_SIZE (1u << (32 - CHUNK_BITS))
 #define L1_SIZE (1u << 16)           /* 48-bit addresses */
 
-/* A granule: bits 0-31 the state (or, when split, a pool index), bits
- * 32-39 the bytes the state covers, bit 40 split. */
-#define G_MASK_SHIFT 32
-#define G_SPLIT (1ULL << 40)
+/* A granule: bits 0-42 the state (or, when split, a pool index), bits
+ * 43-50 the bytes the state covers, bit 51 split. */
+#define G_MASK_SHIFT EXACT_STATE_BITS
+#define G_STATE ((1ULL << EXACT_STATE_BITS) - 1)
+#define G_SPLIT (1ULL << (G_MASK_SHIFT + 8))
 
 typedef struct chunk {
     ULong granule[CHUNK_SIZE / 8];
@@ -40,14 +41,14 @@ typedef struct chunk {
 } chunk;
 
 /* Split granules: 8 states each; free entries chained through [0]. */
-static UInt (*pool)[8];
+static ULong (*pool)[8];
 static UInt pool_used, pool_cap, pool_free;
 
 static UInt pool_new(void)
 {
     if (pool_free) {
         UInt i = pool_free;
-        pool_free = pool[i][0];
+        pool_free = (UInt)pool[i][0];
         return i;
     }
     if (pool_used + 1 >= pool_cap) {
@@ -58,17 +59,18 @@ static UInt pool_new(void)
 }
 
 /* State of byte b (0-7) of a granule. */
-static inline UInt g_get(ULong g, UInt b)
+static inline ULong g_get(ULong g, UInt b)
 {
     if (g & G_SPLIT)
         return pool[(UInt)g][b];
-    return (g >> (G_MASK_SHIFT + b)) & 1 ? (UInt)g : 0;
+    return (g >> (G_MASK_SHIFT + b)) & 1 ? g & G_STATE : 0;
 }
 
 /* A split granule whose bytes agree again becomes one state. */
 static void g_collapse(ULong *g)
 {
-    UInt *st = pool[(UInt)*g], v = 0, mask = 0;
+    ULong *st = pool[(UInt)*g], v = 0;
+    UInt mask = 0;
     for (UInt b = 0; b < 8; b++) {
         if (!st[b])
             continue;
@@ -79,20 +81,21 @@ static void g_collapse(ULong *g)
     }
     st[0] = pool_free;
     pool_free = (UInt)*g;
-    *g = (ULong)v | (ULong)mask << G_MASK_SHIFT;
+    *g = v | (ULong)mask << G_MASK_SHIFT;
 }
 
 /* Sets the bytes in am (a mask) of a granule to state fresh (0: none). */
-static void g_set(ULong *g, UInt am, UInt fresh)
+static void g_set(ULong *g, UInt am, ULong fresh)
 {
     if (!(*g & G_SPLIT)) {
-        UInt mask = (UInt)(*g >> G_MASK_SHIFT) & 0xff, other = mask & ~am, state = (UInt)*g;
+        UInt mask = (UInt)(*g >> G_MASK_SHIFT) & 0xff, other = mask & ~am;
+        ULong state = *g & G_STATE;
         if (!other || (fresh && state == fresh)) {
-            *g = fresh ? (ULong)fresh | (ULong)(other | am) << G_MASK_SHIFT : 0;
+            *g = fresh ? fresh | (ULong)(other | am) << G_MASK_SHIFT : 0;
             return;
         }
         if (!fresh) {
-            *g = (ULong)state | (ULong)other << G_MASK_SHIFT;
+            *g = state | (ULong)other << G_MASK_SHIFT;
             return;
         }
         UInt i = pool_new();
@@ -233,12 +236,13 @@ static UInt read_bytes(exact_thread *t, Addr addr, UInt size, ULong value, group
     for (UInt i = 0; i < size; i++) {
         Addr a = addr + i;
         chunk *c = chunk_of(a);
-        UInt off = (UInt)(a & (CHUNK_SIZE - 1)), s = g_get(c->granule[off >> 3], off & 7);
+        UInt off = (UInt)(a & (CHUNK_SIZE - 1));
+        ULong s = g_get(c->granule[off >> 3], off & 7);
         UChar now = (UChar)(value >> (8 * i));
         if (s && (s & (EXACT_MAX_THREADS - 1)) == me) {
             UChar was = c->value ? c->value[off] : 0;
             *old |= (ULong)was << (8 * i);
-            group_add(g, &ng, s >> EXACT_CTX_SHIFT, was == now, (s & EXACT_UNKNOWN_BIT) != 0);
+            group_add(g, &ng, (UInt)(s >> EXACT_CTX_SHIFT), was == now, (s & EXACT_UNKNOWN_BIT) != 0);
         } else if (s) {
             t->stats[XS_CROSS_THREAD]++;
         }
@@ -251,14 +255,15 @@ static UInt read_bytes(exact_thread *t, Addr addr, UInt size, ULong value, group
 static UInt read_granule(exact_thread *t, chunk *c, UInt off, UInt size, ULong value, group *g, ULong *old)
 {
     ULong gr = c->granule[off >> 3];
-    UInt am = ((1u << size) - 1) << (off & 7), covered = (UInt)(gr >> G_MASK_SHIFT) & am, s = (UInt)gr;
+    UInt am = ((1u << size) - 1) << (off & 7), covered = (UInt)(gr >> G_MASK_SHIFT) & am;
+    ULong s = gr & G_STATE;
     if (!covered)
         return 0;
     if ((s & (EXACT_MAX_THREADS - 1)) != t->index) {
         t->stats[XS_CROSS_THREAD] += (UInt)__builtin_popcount(covered);
         return 0;
     }
-    g[0] = (group){ s >> EXACT_CTX_SHIFT, (UInt)__builtin_popcount(covered), True,
+    g[0] = (group){ (UInt)(s >> EXACT_CTX_SHIFT), (UInt)__builtin_popcount(covered), True,
                     (s & EXACT_UNKNOWN_BIT) != 0 };
     for (UInt i = 0; c->value && i < size; i++) {
         if (!((covered >> ((off & 7) + i)) & 1))
@@ -291,11 +296,13 @@ static void access_bytes(exact_thread *t, Addr addr, UInt size, UInt kind, ULong
     if (filtered(t, addr, kind, sp))
         return;
     UInt ctx = monitored ? leaf_of(t, pc, len, sp) : 0;
-    UInt fresh = monitored ? (ctx << EXACT_CTX_SHIFT) | t->index | (known ? 0 : EXACT_UNKNOWN_BIT) : 0;
+    ULong fresh = monitored ? (ULong)ctx << EXACT_CTX_SHIFT | t->index | (known ? 0 : EXACT_UNKNOWN_BIT) : 0;
     group g[8];
     ULong old = 0;
-    if (monitored)
+    if (monitored) {
         t->stats[XS_ACCESSES]++;
+        t->stats[XS_CTX_FULL] += ctx == exact_opts.max_ctx;
+    }
     chunk *c = chunk_of(addr);
     UInt off = (UInt)(addr & (CHUNK_SIZE - 1)), ng;
     if ((off & 7) + size <= 8 && !(c->granule[off >> 3] & G_SPLIT))

@@ -5,8 +5,9 @@
  *
  * Runs on Valgrind's allocator; tables grow by doubling (the tool runs with
  * the program stopped, so growth needs no care for concurrency). Leaf
- * context ids must fit the shadow's 21 bits: past that, contexts fold into
- * the last id and the fold is counted (XS_CTX_FULL).
+ * context ids stop at EXACT_MAX_CTX: past that, contexts fold into that one
+ * id, which names no leaf (the profile calls it contexts past the table);
+ * the accesses that get it are counted (XS_CTX_FULL, exact_shadow.c).
  */
 #include "exact.h"
 
@@ -110,7 +111,7 @@ void exact_node_info(UInt node, UInt *parent, Addr *call_pc)
 
 UInt exact_nnodes(void) { return nodes; }
 
-/* ---- leaf contexts: ids 1..EXACT_MAX_CTX (0 marks a free shadow byte) ---- */
+/* ---- leaf contexts: ids 1..EXACT_MAX_CTX-1 (0 marks a free shadow byte) ---- */
 
 static xmap leaf_map;
 static UInt *leaf_node;
@@ -119,16 +120,15 @@ static UChar *leaf_len;
 static UChar (*leaf_bytes)[16];       /* read when first seen: JIT code may be gone by exit */
 static UInt leaves = 1, leaves_cap;   /* id 0 unused */
 
-static UInt leaf_intern(UInt node, Addr pc, UInt len, exact_thread *t)
+static UInt leaf_intern(UInt node, Addr pc, UInt len)
 {
     UInt *slot = xmap_get(&leaf_map, node, pc);
     if (*slot)
         return *slot - 1;
-    if (leaves > EXACT_MAX_CTX) {
-        t->stats[XS_CTX_FULL]++;
-        *slot = EXACT_MAX_CTX + 1;
+    if (leaves >= exact_opts.max_ctx) {
+        *slot = exact_opts.max_ctx + 1;
         leaf_map.used++;
-        return EXACT_MAX_CTX;
+        return exact_opts.max_ctx;
     }
     UInt cap = leaves_cap;
     leaf_node = grow_array(leaf_node, &cap, leaves, sizeof(UInt));
@@ -157,16 +157,16 @@ UInt exact_leaf(exact_thread *t, Addr pc, UInt len)
     UInt h = (UInt)((pc ^ (pc >> 7) ^ ((Addr)t->cur * 0x9E37u)) & 255);
     if (t->leaf_cache[h].pc == pc && t->leaf_cache[h].node == t->cur && t->leaf_cache[h].ctx)
         return t->leaf_cache[h].ctx;
-    UInt ctx = leaf_intern(t->cur, pc, len, t);
+    UInt ctx = leaf_intern(t->cur, pc, len);
     t->leaf_cache[h].pc = pc;
     t->leaf_cache[h].node = t->cur;
     t->leaf_cache[h].ctx = ctx;
     return ctx;
 }
 
-UInt exact_leaf_at(exact_thread *t, UInt node, Addr pc, UInt len)
+UInt exact_leaf_at(UInt node, Addr pc, UInt len)
 {
-    return leaf_intern(node, pc, len, t);
+    return leaf_intern(node, pc, len);
 }
 
 /* The leaf keeps its id (pairs name it) but hangs below another node; its
@@ -227,9 +227,15 @@ UInt exact_njframes(void) { return jframes; }
 static exact_pair *pairs;
 static UInt pairs_cap, pairs_used;
 
-static UInt pair_hash(ULong key, UInt cap)
+static UInt pair_hash(const exact_pair *p, UInt cap)
 {
+    ULong key = (ULong)p->c1 << 32 ^ p->c2 ^ (ULong)p->tindex << 53;
     return (UInt)((key * 0x9E3779B97F4A7C15ULL) >> 29) & (cap - 1);
+}
+
+static Bool same_pair(const exact_pair *a, const exact_pair *b)
+{
+    return a->c1 == b->c1 && a->c2 == b->c2 && a->tindex == b->tindex;
 }
 
 static void pairs_grow(void)
@@ -239,10 +245,10 @@ static void pairs_grow(void)
     pairs_cap *= 2;
     pairs = VG_(calloc)("wasp.pairs", pairs_cap, sizeof(exact_pair));
     for (UInt i = 0; i < old_cap; i++) {
-        if (!old[i].key)
+        if (!old[i].c1)
             continue;
-        UInt j = pair_hash(old[i].key, pairs_cap);
-        while (pairs[j].key)
+        UInt j = pair_hash(&old[i], pairs_cap);
+        while (pairs[j].c1)
             j = (j + 1) & (pairs_cap - 1);
         pairs[j] = old[i];
     }
@@ -251,14 +257,14 @@ static void pairs_grow(void)
 
 void exact_pair_add(UInt tindex, UInt c1, UInt c2, UInt bytes, UInt wasteful, UInt a64, UInt a32)
 {
-    ULong key = (ULong)tindex | (ULong)c1 << EXACT_TID_BITS | (ULong)c2 << 31;
+    exact_pair key = { .tindex = tindex, .c1 = c1, .c2 = c2 };
     if (pairs_used * 2 >= pairs_cap)
         pairs_grow();
-    UInt j = pair_hash(key, pairs_cap);
-    while (pairs[j].key && pairs[j].key != key)
+    UInt j = pair_hash(&key, pairs_cap);
+    while (pairs[j].c1 && !same_pair(&pairs[j], &key))
         j = (j + 1) & (pairs_cap - 1);
-    if (!pairs[j].key) {
-        pairs[j].key = key;
+    if (!pairs[j].c1) {
+        pairs[j] = key;
         pairs_used++;
     }
     pairs[j].count++;
@@ -272,7 +278,7 @@ UInt exact_npairs_cap(void) { return pairs_cap; }
 
 const exact_pair *exact_pair_at(UInt slot)
 {
-    return pairs[slot].key ? &pairs[slot] : NULL;
+    return pairs[slot].c1 ? &pairs[slot] : NULL;
 }
 
 /* A forked child starts with none of its parent's pairs: those are the

@@ -211,6 +211,12 @@ static Bool folded(const exact_pair *p)
     return p->bytes < fold_below && !p->approx64 && !p->approx32;
 }
 
+/* A pair with a context past the table (EXACT_MAX_CTX) has no leaf to name. */
+static Bool unnamed(const exact_pair *p)
+{
+    return p->c1 == exact_opts.max_ctx || p->c2 == exact_opts.max_ctx;
+}
+
 static void set_fold_below(void)
 {
     ULong total = 0;
@@ -225,10 +231,10 @@ void exact_write_leaves_used(UChar *leaf_used)
     set_fold_below();
     for (UInt s = 0; s < exact_npairs_cap(); s++) {
         const exact_pair *p = exact_pair_at(s);
-        if (!p || folded(p))
+        if (!p || folded(p) || unnamed(p))
             continue;
-        leaf_used[(p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX] = 1;
-        leaf_used[p->key >> 31] = 1;
+        leaf_used[p->c1] = 1;
+        leaf_used[p->c2] = 1;
     }
 }
 
@@ -348,38 +354,48 @@ static void w_contexts(wbuf *w)
     VG_(free)(code_out);
 }
 
+/* Per thread sums of pairs written without contexts, as "fold" or "unnamed". */
+static void w_sums(wbuf *w, const HChar *record, ULong (*sum)[3])
+{
+    for (UInt t = 1; t < EXACT_MAX_THREADS; t++) {
+        if (!sum[t][0])
+            continue;
+        w_raw(w, record);
+        w_num(w, "\t%llu", t);
+        for (UInt k = 0; k < 3; k++)
+            w_num(w, "\t%llu", sum[t][k]);
+        w_char(w, '\n');
+    }
+}
+
 static void w_pairs(wbuf *w)
 {
-    static ULong fold[EXACT_MAX_THREADS][3];   /* 24 KiB: not on the tool's stack */
+    static ULong fold[EXACT_MAX_THREADS][3], lost[EXACT_MAX_THREADS][3];   /* not on the tool's stack */
     VG_(memset)(fold, 0, sizeof fold);
+    VG_(memset)(lost, 0, sizeof lost);
     for (UInt s = 0; s < exact_npairs_cap(); s++) {
         const exact_pair *p = exact_pair_at(s);
         if (!p)
             continue;
-        UInt t = (UInt)(p->key & (EXACT_MAX_THREADS - 1));
-        if (folded(p)) {
-            fold[t][0] += p->count;
-            fold[t][1] += p->bytes;
-            fold[t][2] += p->wasteful;
+        UInt t = p->tindex;
+        if (folded(p) || unnamed(p)) {
+            ULong *sum = unnamed(p) ? lost[t] : fold[t];
+            sum[0] += p->count;
+            sum[1] += p->bytes;
+            sum[2] += p->wasteful;
             continue;
         }
         w_num(w, "pair\t%llu", t);
-        w_num(w, "\t%llu", (p->key >> EXACT_TID_BITS) & EXACT_MAX_CTX);
-        w_num(w, "\t%llu", p->key >> 31);
+        w_num(w, "\t%llu", p->c1);
+        w_num(w, "\t%llu", p->c2);
         w_num(w, "\t%llu", p->count);
         w_num(w, "\t%llu", p->bytes);
         w_num(w, "\t%llu", p->wasteful);
         w_num(w, "\t%llu", p->approx64);
         w_num(w, "\t%llu\n", p->approx32);
     }
-    for (UInt t = 1; t < EXACT_MAX_THREADS; t++) {
-        if (!fold[t][0])
-            continue;
-        w_num(w, "fold\t%llu", t);
-        for (UInt k = 0; k < 3; k++)
-            w_num(w, "\t%llu", fold[t][k]);
-        w_char(w, '\n');
-    }
+    w_sums(w, "fold", fold);
+    w_sums(w, "unnamed", lost);
 }
 
 /* dir/.exact/<pid>-<n>.raw, reserved on first write: a process writes

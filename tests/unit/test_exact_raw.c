@@ -72,6 +72,9 @@ TEST(raw_refuses_damaged_files)
     snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t7\t1\t8\t0\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     CHECK(strstr(err, "bad fold record") != NULL);
+    snprintf(fold, sizeof(RAW) + 32, "%.*sunnamed\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
+    CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "bad unnamed record") != NULL);
     snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     free(fold);
@@ -124,8 +127,10 @@ TEST(convert_writes_one_profile_per_thread_with_the_element_types_approx)
     CHECK(system(cmd) == 0);
 }
 
-/* Pairs below 0.001% of the process's bytes fold into one, bytes kept. */
-TEST(convert_folds_tiny_pairs_keeping_their_bytes)
+/* Pairs below 0.001% of the process's bytes fold into one, bytes kept;
+ * pairs the tool could not name (past its context table) become one pair
+ * that says so, bytes kept too. */
+TEST(convert_folds_tiny_and_unnamed_pairs_keeping_their_bytes)
 {
     static const char raw[] =
         "wasp-exact\t2\nmode\tsilent-store\npid\t77\ncut\t0\n"
@@ -137,6 +142,7 @@ TEST(convert_folds_tiny_pairs_keeping_their_bytes)
         "pair\t1\t2\t2\t3\t50\t50\t0\t0\n"
         "pair\t1\t3\t3\t2\t40\t0\t0\t0\n"
         "fold\t1\t4\t30\t10\n"   /* pairs the tool folded itself */
+        "unnamed\t1\t7\t7000\t3000\n"
         "end\n";
     char dir[] = "/tmp/wasp-test-fold.XXXXXX", err[512], path[256], cmd[300];
     CHECK(mkdtemp(dir) != NULL);
@@ -146,19 +152,25 @@ TEST(convert_folds_tiny_pairs_keeping_their_bytes)
     snprintf(path, sizeof(path), "%s/77/77-0.wasp", dir);
     profile p;
     CHECK(profile_read(path, &p, err, sizeof(err)) == 0);
-    CHECK_EQ_U(p.npairs, 2);
+    CHECK_EQ_U(p.npairs, 3);
     uint64_t bytes = 0, wasteful = 0;
     for (size_t i = 0; i < p.npairs; i++) {
         bytes += p.pairs[i].bytes;
         wasteful += p.pairs[i].wasteful_bytes;
     }
-    CHECK_EQ_U(bytes, 10000120);
-    CHECK_EQ_U(wasteful, 5000060);
+    CHECK_EQ_U(bytes, 10007120);
+    CHECK_EQ_U(wasteful, 5003060);
     const prof_pair *f = pair_with_leaf(&p, "[pairs below 0.001% of bytes, folded]");
     CHECK(f != NULL);
     if (f) {
         CHECK_EQ_U(f->count, 9);
         CHECK_EQ_U(f->bytes, 120);
+    }
+    const prof_pair *u = pair_with_leaf(&p, "[pairs past the exact mode's context table, not named]");
+    CHECK(u != NULL);
+    if (u) {
+        CHECK_EQ_U(u->count, 7);
+        CHECK_EQ_U(u->wasteful_bytes, 3000);
     }
     CHECK(pair_with_leaf(&p, "tiny") == NULL);
     profile_free(&p);
@@ -316,7 +328,7 @@ int main(void)
     RUN(raw_parses_and_decodes_leaf_instructions);
     RUN(raw_refuses_damaged_files);
     RUN(convert_writes_one_profile_per_thread_with_the_element_types_approx);
-    RUN(convert_folds_tiny_pairs_keeping_their_bytes);
+    RUN(convert_folds_tiny_and_unnamed_pairs_keeping_their_bytes);
     RUN(raw_parses_code_and_ties_leaves_to_it);
     RUN(raw_refuses_damaged_code);
     RUN(raw_takes_sparse_node_ids_and_bounds_leaf_ids);
