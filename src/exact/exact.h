@@ -33,12 +33,13 @@ enum exact_mode { EXACT_DEAD_STORE, EXACT_SILENT_STORE, EXACT_SILENT_LOAD };
 #define EXACT_CTX_SHIFT (EXACT_TID_BITS + 1)
 #define EXACT_STATE_BITS (EXACT_CTX_SHIFT + 32)
 /* Leaf contexts the tables name, ids 1..EXACT_MAX_CTX-1. A JVM makes one per
- * Java calling context and instruction, the VM's own code included: Rhino's
- * start-up alone passed the 2 M a 32-bit state could hold. Past the limit
- * (about 70 bytes of tables each) accesses keep pairing, under the one id
+ * Java calling context and instruction, the VM's own code included, and
+ * recursion 2^depth calling contexts: Rhino's start-up alone passed the 2 M a
+ * 32-bit state could hold, and a whole run 5.7 GB of tables with no limit.
+ * Past the limit (about 70 bytes of tables each) accesses keep pairing, under the one id
  * EXACT_MAX_CTX, which the profile names as contexts past the table. Tests
  * lower it with --wasp-max-contexts=N (through VALGRIND_OPTS). */
-#define EXACT_MAX_CTX ((1u << 26) - 1)
+#define EXACT_MAX_CTX ((1u << 23) - 1)
 
 #define EXACT_MAX_DEPTH 128   /* call-stack frames kept per context (as the sampled engine) */
 

@@ -23,6 +23,7 @@
 #include "exact.h"
 #include "exact_requests.h"
 
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_libcprint.h"
@@ -90,10 +91,10 @@ static void remove_at(UInt i)
     nblobs--;
 }
 
-static void add_code(const wx_code *c)
+static const blob *add_code(const wx_code *c)
 {
     if (c->end <= c->start)
-        return;
+        return NULL;
     exact_java_generation++;
     if (c->kind == WX_INTERPRETER) {
         interp_lo = c->start;
@@ -125,6 +126,7 @@ static void add_code(const wx_code *c)
     } else {
         b->nscopes = 0;
     }
+    return b;
 }
 
 static void unload_code(Addr start)
@@ -211,13 +213,26 @@ static Bool same_level(const exact_jlevel *a, const exact_jlevel *b)
 
 /* Leaves whose pc was in no known code when first seen: HotSpot reports
  * new JIT code from its service thread, after the code may have started
- * running (under Valgrind, long after, with several threads). At VM death
- * the code map is complete and they get their Java frames (late_leaves). */
+ * running (under Valgrind, long after, with several threads). When the
+ * code is reported its leaves get its Java frames (resolve_in): then, not at
+ * VM death, since by then the code may be gone and its memory reused by
+ * other code. Only pcs that may be such code are kept: anonymous memory
+ * that no known blob covers (the VM's C++ and libc never will be). */
 static UInt *unresolved;
 static UInt nunresolved, cap_unresolved;
 
+static Bool may_be_unreported_code(Addr pc)
+{
+    if (interpreted(pc) || find_blob(pc))
+        return False;
+    const NSegment *seg = VG_(am_find_nsegment)(pc);
+    return seg && seg->kind == SkAnonC;
+}
+
 static void remember_unresolved(UInt ctx)
 {
+    if (nunresolved && unresolved[nunresolved - 1] == ctx)
+        return;
     if (nunresolved == cap_unresolved) {
         cap_unresolved = cap_unresolved ? cap_unresolved * 2 : 1024;
         unresolved = VG_(realloc)("wasp.java", unresolved, cap_unresolved * sizeof(UInt));
@@ -253,6 +268,28 @@ static void late_leaves(void)
     nunresolved = 0;
 }
 
+/* New code b: the leaves that ran in it before it was reported get its frames. */
+static void resolve_in(const blob *b)
+{
+    static const exact_thread none;
+    UInt kept = 0;
+    for (UInt i = 0; i < nunresolved; i++) {
+        UInt node, len;
+        Addr pc;
+        exact_leaf_info(unresolved[i], &node, &pc, &len);
+        if (pc < b->start || pc >= b->end) {
+            unresolved[kept++] = unresolved[i];
+            continue;
+        }
+        UInt resolved = intern_frames(node, pc, 0, 0, &none);
+        if (resolved != node) {
+            exact_leaf_set_node(unresolved[i], resolved);
+            leaf_code(unresolved[i], pc);
+        }
+    }
+    nunresolved = kept;
+}
+
 /* The leaf context of a Java thread's access. */
 UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr r13)
 {
@@ -285,9 +322,10 @@ UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr 
                                                  : exact_leaf_at(node, pc, len);
     if (ctx == exact_opts.max_ctx)   /* past the table: no leaf to resolve */
         ;
-    else if (node == parent)
-        remember_unresolved(ctx);
-    else if (!interpreted(pc))
+    else if (node == parent) {
+        if (may_be_unreported_code(pc))
+            remember_unresolved(ctx);
+    } else if (!interpreted(pc))
         leaf_code(ctx, pc);
     t->jleaf[h].pc = pc;
     t->jleaf[h].node = parent;
@@ -394,9 +432,12 @@ Bool exact_java_request(ThreadId tid, UWord *arg, UWord *ret)
         started |= t->java;
         break;
     }
-    case WX_CODE:
-        add_code((const wx_code *)arg[1]);
+    case WX_CODE: {
+        const blob *b = add_code((const wx_code *)arg[1]);
+        if (b && b->kind == WX_JIT)
+            resolve_in(b);
         break;
+    }
     case WX_UNLOAD:
         unload_code(arg[1]);
         break;
