@@ -65,6 +65,18 @@ out=$(cd "$out" && pwd)
 bench/accuracy/build-native.sh "$out" || die "cannot build the native programs"
 [[ -s $out/corpus.txt ]] || python3 bench/accuracy/corpus.py "$out/corpus.txt" 4096
 
+# Java programs run with -Xbatch on both sides: a method's compiled code
+# then replaces its slower tier at the same point of the program's progress
+# in every run. Without it the JIT's timing decides which code runs: under
+# Valgrind (one thread at a time, every thread ~50x slower) and under QEMU
+# the program runs interpreted and profiling code for a different share of
+# its work than on hardware, so the two runs would not execute the same code.
+JAVA="java -Xbatch"
+# Rhino names the classes it compiles a script into after the script's path:
+# the same path on both sides (the guest gets files outside /w and /tmp at
+# their own paths), or no pair of a JS function would match across them.
+RHINO_JS=/var/tmp/wasp-accuracy/workload.js
+
 # The command line of program P, with the repository at $1 and the output
 # directory at $2 (the host's paths, or the guest's): stdout is discarded by
 # the caller.
@@ -76,10 +88,10 @@ command_of() {
     lz4)      echo "$b/lz4 -9 -c $c" ;;
     brotli)   echo "$b/brotli -c -q 6 $c" ;;
     lua)      echo "$b/lua $r/bench/accuracy/workload.lua 2" ;;
-    rhino)    echo "java -cp /usr/share/java/js.jar org.mozilla.javascript.tools.shell.Main $r/bench/real/workload.js 4" ;;
-    saxon)    echo "java -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$o/orders-5k.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
-    jython)   echo "java -jar /usr/share/java/jython.jar $r/bench/real/workload.py 1" ;;
-    bsh)      echo "java -cp /usr/share/java/bsh.jar bsh.Interpreter $r/bench/real/workload.bsh 2" ;;
+    rhino)    echo "$JAVA -cp /usr/share/java/js.jar org.mozilla.javascript.tools.shell.Main $RHINO_JS 4" ;;
+    saxon)    echo "$JAVA -cp /usr/share/java/Saxon-HE.jar net.sf.saxon.Transform -s:$o/orders-5k.xml -xsl:$r/bench/real/report.xsl -o:/tmp/acc-report.xml" ;;
+    jython)   echo "$JAVA -jar /usr/share/java/jython.jar $r/bench/real/workload.py 1" ;;
+    bsh)      echo "$JAVA -cp /usr/share/java/bsh.jar bsh.Interpreter $r/bench/real/workload.bsh 2" ;;
     *) die "unknown program '$p'" ;;
     esac
 }
@@ -87,7 +99,8 @@ command_of() {
 java_ready() {
     local p=$1
     case $p in
-    rhino)  [[ -f /usr/share/java/js.jar ]] || apt-get install -y -qq rhino >/dev/null 2>&1 ;;
+    rhino)  [[ -f /usr/share/java/js.jar ]] || apt-get install -y -qq rhino >/dev/null 2>&1 || return 1
+            mkdir -p "${RHINO_JS%/*}" && cp bench/real/workload.js "$RHINO_JS" ;;
     saxon)  [[ -f /usr/share/java/Saxon-HE.jar ]] || apt-get install -y -qq libsaxonhe-java >/dev/null 2>&1
             [[ -s $out/orders-5k.xml ]] || python3 bench/real/gen-orders.py 5000 "$out/orders-5k.xml" ;;
     jython) [[ -f /usr/share/java/jython.jar ]] || apt-get install -y -qq jython >/dev/null 2>&1 ;;
@@ -100,17 +113,19 @@ for p in $java; do
     if java_ready "$p"; then programs="$programs $p"; else note "skipping $p: cannot install its Debian package"; fi
 done
 
-# The exact runs, on the host.
+# The exact runs, on the host: each is kept, with its command in .done, and
+# run again only when the command changes.
 step exact && for p in $programs; do
     for m in $modes; do
         d=$out/runs/$p-$m-exact
-        [[ -s $d/.done ]] && continue
+        cmd=$(command_of "$root" "$out" "$p")
+        [[ -s $d/.done && $(cat "$d/.done") == "$cmd" ]] && continue
         rm -rf "$d"
         note "exact $p $m"
-        # shellcheck disable=SC2046
-        "$wasp" run --exact --mode "$m" -o "$d" -- $(command_of "$root" "$out" "$p") >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
+        # shellcheck disable=SC2086
+        "$wasp" run --exact --mode "$m" -o "$d" -- $cmd >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
             die "exact run of $p ($m) failed: $(tail -n 2 "$out/runs/$p-$m-exact.log")"
-        date >"$d/.done"
+        printf '%s\n' "$cmd" >"$d/.done"
     done
 done
 
@@ -179,8 +194,9 @@ import json, sys
 p, m, path, sampled_path = sys.argv[1:5]
 d = json.load(open(path))
 totals = json.load(open(sampled_path))["totals"]  # pairs counted, the sampling interval
-# The exact mode folds its smallest pairs into one synthetic pair: not a pair to rank.
-folded = lambda x: x["watch"]["frames"][0]["function"].startswith("[pairs below")
+# The exact mode's synthetic pairs (its smallest pairs folded into one, the
+# pairs past its context table) are not pairs to rank.
+folded = lambda x: x["watch"]["frames"][0]["function"].startswith("[pairs ")
 pairs = [x for x in d["pairs"] if not folded(x)]
 exact_top = max(pairs, key=lambda x: x["a_share"], default=None)
 sampled = sorted((x for x in pairs if x["b_share"] > 0), key=lambda x: -x["b_share"])

@@ -35,7 +35,7 @@ enum exact_mode { EXACT_DEAD_STORE, EXACT_SILENT_STORE, EXACT_SILENT_LOAD };
 /* Leaf contexts the tables name, ids 1..EXACT_MAX_CTX-1. A JVM makes one per
  * Java calling context and instruction, the VM's own code included, and
  * recursion 2^depth calling contexts: Rhino's start-up alone passed the 2 M a
- * 32-bit state could hold, and a whole run 5.7 GB of tables with no limit.
+ * 32-bit state could hold, and with no limit a whole run grew past 5.7 GB.
  * Past the limit (about 70 bytes of tables each) accesses keep pairing, under the one id
  * EXACT_MAX_CTX, which the profile names as contexts past the table. Tests
  * lower it with --wasp-max-contexts=N (through VALGRIND_OPTS). */
