@@ -171,6 +171,10 @@ static void text_exact(FILE *f, const merge_model *m)
     fprintf(f, "  accesses:       %" PRIu64 " of the monitored kind, %" PRIu64 " pairs\n",
             merge_stat_value(m, "samples"), merge_stat_value(m, "traps"));
     text_drops(f, m);
+    if (merge_stat_value(m, "drop.table_full"))
+        fprintf(f, "  note: %" PRIu64 " accesses ran in calling contexts past the exact mode's table:\n"
+                "        their pairs are counted (fractions are exact) under one pair, not named.\n",
+                merge_stat_value(m, "drop.table_full"));
     if (merge_stat_value(m, "exact_cut"))
         fprintf(f, "  note: --exact-limit stopped the program after %" PRIu64 " instructions:\n"
                 "        these fractions are of the run up to there.\n",

@@ -121,6 +121,10 @@ case_table_full() {
     local unnamed="[pairs past the exact mode's context table, not named]::0"
     VALGRIND_OPTS=--wasp-max-contexts=40 exact exact_table_full silent-store -- "$BIN/silent_store" "$SCALE" ||
         return
+    if ! "$WASP" report "$TMP/exact_table_full" | grep -q "calling contexts past the exact mode's table"; then
+        fail exact_table_full "the text report does not say that contexts went unnamed"
+        return
+    fi
     verdict exact_table_full --pair "$unnamed" "$unnamed" --first --min-drop table_full 1000 --expect 0.50
 }
 case_table_full
