@@ -26,8 +26,9 @@ typedef struct exact_node_raw {
     exact_sym sym;       /* of the call site */
 } exact_node_raw;
 
-/* Leaf ids index leaves directly: the tool's shadow names at most 2^21. */
-#define EXACT_RAW_MAX_LEAF (1u << 21)
+/* Leaf ids index leaves directly: the tool names at most 2^23 (its
+ * EXACT_MAX_CTX, src/exact/exact.h: change both together). */
+#define EXACT_RAW_MAX_LEAF (1u << 23)
 
 typedef struct exact_leaf {
     int present;
