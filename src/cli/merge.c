@@ -475,6 +475,17 @@ static void wilson_interval(double p, uint64_t n, double *lo, double *hi)
     *hi = centre + half > 1 ? 1 : centre + half;
 }
 
+/* Pairs weighted by their watches' survival (watch.h) are fewer trials
+ * than their count: Kish's effective count (sum w)^2 / sum w^2. */
+static uint64_t effective_count(const merge_model *m)
+{
+    double w = (double)merge_stat_value(m, "weighted_pairs"), w2 = (double)merge_stat_value(m, "weight_squares");
+    if (w <= 0 || w2 <= 0)
+        return m->count;
+    double n = w * w / w2;
+    return n < (double)m->count ? (uint64_t)n : m->count;
+}
+
 void merge_finish(merge_model *m)
 {
     /* "Approximately dead" means nothing; never let such bytes show. */
@@ -495,9 +506,9 @@ void merge_finish(merge_model *m)
     }
     m->fraction = ratio(m->wasteful_bytes, m->bytes);
     m->approx_fraction = ratio(m->approx_bytes, m->bytes);
-    wilson_interval(m->fraction, m->count, &m->fraction_lo, &m->fraction_hi);
     if (m->npairs) qsort(m->pairs, m->npairs, sizeof *m->pairs, pair_cmp);
     if (m->nstats) qsort(m->stats, m->nstats, sizeof *m->stats, stat_cmp);
+    wilson_interval(m->fraction, effective_count(m), &m->fraction_lo, &m->fraction_hi);
     merge_budget_finish(&m->budget);
     /* Indices into pairs moved; the pair table must not be used again. */
     if (m->pair_map) {

@@ -195,6 +195,10 @@ static void text_choice(FILE *f, const merge_model *m)
             " (%" PRIu64 " found no slot for the guard)\n",
             merge_stat_value(m, "code_breaks"), merge_stat_value(m, "code_hits"), merge_stat_value(m, "guards"),
             merge_stat_value(m, "drop.skipped_ahead"), merge_stat_value(m, "guard_declined"));
+    uint64_t weighted = merge_stat_value(m, "weighted_pairs");
+    if (weighted)
+        fprintf(f, "                  pairs weighted by their watch's survival: %" PRIu64
+                " found stand for %" PRIu64 " samples\n", m->count, weighted);
 }
 
 static void text_header(FILE *f, const merge_model *m)

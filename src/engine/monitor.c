@@ -179,7 +179,7 @@ static enum drop_reason unwatchable(const thread_state *t, const ucontext_t *uc,
 /* Slot i takes the access a, which has not run when before_run: reads
  * what its bytes hold now, captures its context, arms the watch. */
 static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const mem_access *a,
-                         uint64_t waddr, uint32_t wlen, int before_run)
+                         uint64_t waddr, uint32_t wlen, int before_run, double weight)
 {
     /* An access that has not run yet (before_run) is primed: its own trap
      * (absorb_own_trap) takes the value it leaves; accesses by other
@@ -198,7 +198,7 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
                        .string = a->string && before_run,
                        .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
-                       .epoch = t->epoch };
+                       .weight = weight, .epoch = t->epoch };
     if (arm(t, slot) < 0) {
         release(t, slot);   /* disables whatever the slot watched before */
         t->drops[DROP_UNREADABLE]++;
@@ -234,7 +234,7 @@ static void defer_access(thread_state *t, int slot, const mem_access *a)
     if (s->armed)
         t->stats[STAT_REPLACED]++;
     *s = (watch_slot){ .armed = 1, .code = 1, .fp = a->fp, .sample_pc = a->pc, .seen = s->seen,
-                       .epoch = t->epoch };
+                       .weight = t->watch.pick_weight, .epoch = t->epoch };
     if (io->arm_code(t, slot, a->pc) < 0) {
         release(t, slot);
         t->drops[DROP_UNREADABLE]++;
@@ -302,7 +302,7 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
     if (a.deferred)
         defer_access(t, slot, &a);
     else
-        watch_access(t, uc, slot, &a, waddr, wlen, before_run);
+        watch_access(t, uc, slot, &a, waddr, wlen, before_run, t->watch.pick_weight);
     if (guard >= 0 && t->watch.slot[slot].armed)
         guard_access(t, uc, slot, guard);
 }
@@ -383,7 +383,7 @@ static void monitor_code_trap(thread_state *t, const siginfo_t *si, const uconte
     }
     a.fp = fp;   /* decided with the block in view, where decode_access_at sees only the move */
     s->seen = 1;
-    watch_access(t, uc, i, &a, waddr, wlen, 1);
+    watch_access(t, uc, i, &a, waddr, wlen, 1, s->weight);
 }
 
 /* Slot i, a guard, fired: the sample's pc runs again and the access it
@@ -394,6 +394,30 @@ static void guard_trap(thread_state *t, const siginfo_t *si, const ucontext_t *u
     int real = !(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC) && pc == t->watch.slot[i].sample_pc;
     t->drops[real ? DROP_SKIPPED_AHEAD : DROP_SPURIOUS_TRAP]++;
     release(t, i);
+}
+
+/* Bytes times a watch's weight, as the pair table's 32-bit sums take them. */
+static uint32_t weigh(uint32_t bytes, double weight)
+{
+    double v = (double)bytes * weight + 0.5;
+    return v >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* A pair found by watch s: its bytes count times the watch's weight, the
+ * samples it stands for (watch.h). */
+static void record_pair(thread_state *t, const ucontext_t *uc, const watch_slot *s, const mem_access *a,
+                        const detect_result *d)
+{
+    uint32_t ctx = capture_context(t, uc, a->pc);
+    if (!ctx)
+        return;
+    double w = s->weight >= 1 ? s->weight : 1;
+    if (pairs_add(&t->pairs, s->ctx, ctx, weigh(d->bytes, w), weigh(d->wasteful, w), weigh(d->approx, w)) < 0) {
+        t->drops[DROP_TABLE_FULL]++;
+        return;
+    }
+    t->stats[STAT_WEIGHTED_PAIRS] += (uint64_t)(w + 0.5);
+    t->stats[STAT_WEIGHT_SQUARES] += (uint64_t)(w * w + 0.5);
 }
 
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
@@ -444,11 +468,8 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
         return;
     detect_result d = detect_on_trap(opts.mode, s, a.kind, overlap_bytes(a.addr, a.size, s->addr, s->len),
                                      now, opts.fp_tolerance);
-    if (d.record) {
-        uint32_t ctx = capture_context(t, uc, a.pc);
-        if (ctx && pairs_add(&t->pairs, s->ctx, ctx, d.bytes, d.wasteful, d.approx) < 0)
-            t->drops[DROP_TABLE_FULL]++;
-    }
+    if (d.record)
+        record_pair(t, uc, s, &a, &d);
     if (d.keep_watching && arm(t, i) == 0) {
         t->stats[STAT_KEPT]++;
         return;

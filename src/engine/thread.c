@@ -146,7 +146,8 @@ const char *thread_stat_name(enum thread_stat s)
         "sample_ns", "trap_ns", "sampling_ms", "sigtrap_lost",
         "attached", "preexisting",
         "checkpoints", "checkpoint_ns", "checkpoint_pause_ns", "checkpoint_skipped",
-        "code_breaks", "code_hits", "guards", "guard_declined",
+        "code_breaks", "code_hits", "guards", "guard_declined", "weighted_pairs",
+        "weight_squares",
     };
     return (unsigned)s < STAT_COUNT ? names[s] : "unknown";
 }

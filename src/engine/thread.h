@@ -46,6 +46,8 @@ enum thread_stat {
     STAT_CODE_HITS,      /* code breakpoints that fired */
     STAT_GUARDS,         /* guarded samples: a code breakpoint at the pc watched for the pass's end */
     STAT_GUARD_DECLINED, /* guarded samples not monitored: no slot was free for the guard */
+    STAT_WEIGHTED_PAIRS, /* the pairs counted, each times its watch's weight (watch.h), rounded */
+    STAT_WEIGHT_SQUARES, /* the sum of those weights squared, rounded: the sampling error's effective count */
     STAT_COUNT
 };
 

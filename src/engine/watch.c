@@ -41,6 +41,49 @@ int watch_pick(watch_set *w)
     return watch_pick_within(w, w->nslots);
 }
 
+/* The chance that armed slot `me` of the replaceable ones (mask) is the one
+ * a sample replaces: it accepts (q = 1/seen) and every slot visited before
+ * it declines; each subset of the others comes first with probability
+ * |S|! (m-1-|S|)! / m! in a random order. */
+static double replace_chance(const watch_set *w, unsigned mask, int me)
+{
+    static const double fact[OPTIONS_MAX_SLOTS + 1] = { 1, 1, 2, 6, 24 };
+    int others[OPTIONS_MAX_SLOTS], m = 0;
+    for (int i = 0; i < w->nslots; i++)
+        if (i != me && (mask >> i) & 1)
+            others[m++] = i;
+    double sum = 0;
+    for (unsigned sub = 0; sub < 1u << m; sub++) {
+        double p = 1;
+        int k = 0;
+        for (int j = 0; j < m; j++)
+            if ((sub >> j) & 1) {
+                p *= 1.0 - 1.0 / (double)w->slot[others[j]].seen;
+                k++;
+            }
+        sum += p * fact[k] * fact[m - k] / fact[m + 1];
+    }
+    return sum / (double)w->slot[me].seen;
+}
+
+/* A sample no free slot takes puts every replaceable watch at risk: each
+ * that survives it (all but the one replaced, if any) divides its weight by
+ * its chance of surviving; the new watch starts at 1 / the chance that any
+ * slot took the sample. */
+static void weigh_risk(watch_set *w, unsigned mask)
+{
+    double none = 1, survive[OPTIONS_MAX_SLOTS];
+    for (int i = 0; i < w->nslots; i++)
+        if ((mask >> i) & 1) {
+            none *= 1.0 - 1.0 / (double)w->slot[i].seen;
+            survive[i] = 1.0 - replace_chance(w, mask, i);
+        }
+    for (int i = 0; i < w->nslots; i++)
+        if ((mask >> i) & 1 && survive[i] > 0)
+            w->slot[i].weight /= survive[i];
+    w->pick_weight = none < 1 ? 1.0 / (1.0 - none) : 1;
+}
+
 int watch_pick_within(watch_set *w, int max_armed)
 {
     int order[OPTIONS_MAX_SLOTS];
@@ -63,8 +106,14 @@ int watch_pick_within(watch_set *w, int max_armed)
             w->slot[i].seen++;
     if (chosen >= 0) {
         w->slot[chosen].seen = 1;
+        w->pick_weight = 1;
         return chosen;
     }
+    unsigned mask = 0;
+    for (int i = 0; i < w->nslots; i++)
+        if (w->slot[i].armed && !w->slot[i].guard)
+            mask |= 1u << i;
+    weigh_risk(w, mask);
     shuffle_order(w, order);
     for (int k = 0; k < w->nslots; k++) {
         watch_slot *s = &w->slot[order[k]];

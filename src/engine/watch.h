@@ -26,6 +26,7 @@ typedef struct watch_slot {
     uint32_t ctx;       /* C1: cct node of the sampled access */
     uint64_t sample_pc; /* pc of the sampled access */
     uint64_t seen;      /* reservoir: samples offered since the slot was last free */
+    double weight;      /* 1 / the chance this watch was armed and has survived the reservoir */
     uint64_t epoch;     /* engine epoch when armed */
 } watch_slot;
 
@@ -33,6 +34,7 @@ typedef struct watch_set {
     watch_slot slot[OPTIONS_MAX_SLOTS];
     int nslots;
     uint64_t rng;       /* xorshift state, per thread */
+    double pick_weight; /* the weight a watch armed in the slot watch_pick returned starts with */
 } watch_set;
 
 void watch_init(watch_set *w, int nslots, uint64_t seed);
@@ -42,6 +44,14 @@ void watch_init(watch_set *w, int nslots, uint64_t seed);
  * armed slot, visited in random order, takes it with probability 1/seen.
  * Every armed slot counts the sample either way. Returns the slot to arm,
  * or -1 when the sample is not monitored.
+ *
+ * Weights: a watch whose next access comes many samples later has to
+ * survive each of them, so the pairs it finds are seen with a chance that
+ * shrinks with the distance (about 1/samples). Each slot keeps 1 / (the
+ * chance its sample was armed × the chance it survived every sample since),
+ * updated here exactly as the draw goes; a pair found counts its bytes times
+ * that weight (monitor.c), so that pairs far apart weigh as much, in
+ * expectation, as the samples they stand for (Horvitz-Thompson).
  */
 int watch_pick(watch_set *w);
 

@@ -28,6 +28,12 @@
  *                    sample before the check draws the store after it
  *                    past a branch (a guard must confirm it ran)
  *
+ *   far         50%  one loop body, two stores: a silent one over a big
+ *                    array (its next store one round later, many samples
+ *                    away) and a changing one over a small array (its next
+ *                    a few hundred iterations later): a watch must survive
+ *                    the samples in between to see the first kind's pairs
+ *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
  * count, so that a run gets the same number of samples on the host and in
@@ -41,6 +47,7 @@
 #define N 4096
 
 static long ia[N], ib[N], ic[N], id[N], limit[N];
+static long *far_big, far_n;
 static int perm[N];
 static double fa[N], fy[N];
 
@@ -99,6 +106,16 @@ __attribute__((noinline)) void checked(long *a, long *b, const long *lim, long n
     }
 }
 
+#define FAR_SMALL 256
+
+__attribute__((noinline)) void far(long *big, long *small, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        big[i] = 9;                          /* PLANT: far-silent */
+        small[i % FAR_SMALL] = r + i;        /* PLANT: far-changes */
+    }
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -111,6 +128,9 @@ int main(int argc, char **argv)
     const char *kernel = argc > 1 ? argv[1] : "";
     double seconds = argc > 2 ? atof(argv[2]) : 2.0;
     long rounds = argc > 3 ? atol(argv[3]) : -1;
+    far_n = getenv("BIAS_FAR_N") ? atol(getenv("BIAS_FAR_N")) : 1L << 22;
+    if (!(far_big = calloc((size_t)far_n, sizeof(long))))
+        return 2;
     for (long i = 0; i < N; i++) {
         fy[i] = 1.0 + (double)i / N;
         perm[i] = (int)((i * 1031) % N);   /* 1031 is odd: a permutation */
@@ -131,8 +151,10 @@ int main(int argc, char **argv)
             scatter(ia, perm, N, r);
         else if (!strcmp(kernel, "checked"))
             checked(ia, ib, limit, N, r);
+        else if (!strcmp(kernel, "far"))
+            far(far_big, ib, far_n, r);
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|far [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }

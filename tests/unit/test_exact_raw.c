@@ -247,7 +247,8 @@ TEST(raw_refuses_damaged_code)
 }
 
 /* Node ids are sparse and may reach 2^32 (kept densely, never indexed by
- * id); leaf ids stay within the shadow's 2^21; nodes come by rising id. */
+ * id); leaf ids stay within the tool's 2^23 (a leaf past the old 2^21 is
+ * taken); nodes come by rising id. */
 TEST(raw_takes_sparse_node_ids_and_bounds_leaf_ids)
 {
     static const char head[] = "wasp-exact\t2\nmode\tsilent-store\npid\t5\nthread\t1\t5\n";
@@ -255,15 +256,15 @@ TEST(raw_takes_sparse_node_ids_and_bounds_leaf_ids)
     exact_raw r;
     snprintf(buf, sizeof buf, "%snode\t7\t0\t0x10\tmain\tm.c\t1\t/m\n"
              "node\t4294967295\t7\t0x20\tf\tm.c\t2\t/m\n"
-             "leaf\t2097152\t4294967295\t0x30\tg\tm.c\t3\t/m\t488907\t0\n"
-             "pair\t1\t2097152\t2097152\t1\t8\t8\t0\t0\nend\n", head);
+             "leaf\t2097153\t4294967295\t0x30\tg\tm.c\t3\t/m\t488907\t0\n"
+             "pair\t1\t2097153\t2097153\t1\t8\t8\t0\t0\nend\n", head);
     CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) == 0);
     CHECK_EQ_U(r.nnodes, 3);
-    CHECK_EQ_U(r.leaves[2097152].node, 2);
+    CHECK_EQ_U(r.leaves[2097153].node, 2);
     CHECK_EQ_U(r.nodes[2].parent, 1);
     CHECK_STR(r.nodes[r.nodes[2].parent].sym.function, "main");
     exact_raw_free(&r);
-    snprintf(buf, sizeof buf, "%sleaf\t2097153\t0\t0x30\tg\tm.c\t3\t/m\t488907\t0\nend\n", head);
+    snprintf(buf, sizeof buf, "%sleaf\t8388609\t0\t0x30\tg\tm.c\t3\t/m\t488907\t0\nend\n", head);
     CHECK(exact_raw_parse(buf, &r, err, sizeof(err)) < 0);
     snprintf(buf, sizeof buf, "%snode\t7\t0\t0x10\tmain\tm.c\t1\t/m\n"
              "node\t5\t0\t0x20\tf\tm.c\t2\t/m\nend\n", head);

@@ -126,6 +126,57 @@ TEST(a_limit_keeps_free_slots_free)
     CHECK(d >= 0 && !w.slot[d].armed);
 }
 
+/* With one slot a watch's weight is the samples its slot has been offered:
+ * it survived each later one with chance (seen-1)/seen. */
+TEST(weight_with_one_slot_is_the_samples_offered)
+{
+    watch_set w;
+    watch_init(&w, 1, 42);
+    for (int s = 0; s < 50; s++) {
+        int i = watch_pick(&w);
+        if (i >= 0) {
+            w.slot[i].armed = 1;
+            w.slot[i].weight = w.pick_weight;
+        }
+        CHECK(fabs(w.slot[0].weight - (double)w.slot[0].seen) < 1e-9);
+    }
+}
+
+/* Horvitz-Thompson: over many runs, a sample's weight times "its watch is
+ * still armed D samples later" averages 1, whichever sample and however
+ * many slots (3 of them here, visited in random order). Without weights
+ * the average is the survival chance itself (well below 1). 40000 runs:
+ * the mean is within 4% of 1. */
+TEST(weights_make_a_watch_count_as_the_samples_it_stands_for)
+{
+    enum { SLOTS = 3, WARM = 7, D = 12, RUNS = 40000 };
+    double sum = 0;
+    int alive = 0;
+    for (int run = 0; run < RUNS; run++) {
+        watch_set w;
+        watch_init(&w, SLOTS, 0x9E3779B97F4A7C15ULL ^ (uint64_t)(run + 1) * 2654435761u);
+        int tracked = -1;
+        for (int s = 0; s <= WARM + D; s++) {
+            int i = watch_pick(&w);
+            if (i < 0)
+                continue;
+            w.slot[i].armed = 1;
+            w.slot[i].weight = w.pick_weight;
+            if (i == tracked)
+                tracked = -1;              /* replaced */
+            if (s == WARM)
+                tracked = i;               /* the sample followed */
+        }
+        if (tracked >= 0) {
+            sum += w.slot[tracked].weight;
+            alive++;
+        }
+    }
+    double mean = sum / RUNS;
+    CHECK(alive > RUNS / 20 && alive < RUNS / 2);   /* survival is far from certain */
+    CHECK(fabs(mean - 1.0) < 0.04);
+}
+
 int main(void)
 {
     RUN(a_limit_keeps_free_slots_free);
@@ -133,5 +184,7 @@ int main(void)
     RUN(reservoir_four_slots_has_no_temporal_bias);
     RUN(free_slot_is_taken_first_and_release_restarts_the_reservoir);
     RUN(fit_picks_largest_aligned_block_inside_access);
+    RUN(weight_with_one_slot_is_the_samples_offered);
+    RUN(weights_make_a_watch_count_as_the_samples_it_stands_for);
     return HARNESS_EXIT();
 }
