@@ -21,8 +21,6 @@ typedef struct watch_slot {
     uint32_t len;
     uint8_t fp;         /* enum access_fp of the sampled access */
     uint8_t string;     /* sampled inside a rep stos/movs: it fills the watch element by element */
-    uint8_t span;       /* the sampled access's bytes per watched byte (a 32-byte store watched
-                           through 8 of them: 4); its pairs count that many times their bytes */
     uint8_t passed_over; /* priming: traps by other instructions before the sampled access ran */
     uint64_t value;     /* bytes at addr when armed (little-endian, len bytes) */
     uint32_t ctx;       /* C1: cct node of the sampled access */
