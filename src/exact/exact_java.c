@@ -91,10 +91,10 @@ static void remove_at(UInt i)
     nblobs--;
 }
 
-static const blob *add_code(const wx_code *c)
+static void add_code(const wx_code *c)
 {
     if (c->end <= c->start)
-        return NULL;
+        return;
     exact_java_generation++;
     if (c->kind == WX_INTERPRETER) {
         interp_lo = c->start;
@@ -126,7 +126,6 @@ static const blob *add_code(const wx_code *c)
     } else {
         b->nscopes = 0;
     }
-    return b;
 }
 
 static void unload_code(Addr start)
@@ -213,11 +212,14 @@ static Bool same_level(const exact_jlevel *a, const exact_jlevel *b)
 
 /* Leaves whose pc was in no known code when first seen: HotSpot reports
  * new JIT code from its service thread, after the code may have started
- * running (under Valgrind, long after, with several threads). When the
- * code is reported its leaves get its Java frames (resolve_in): then, not at
- * VM death, since by then the code may be gone and its memory reused by
- * other code. Only pcs that may be such code are kept: anonymous memory
- * that no known blob covers (the VM's C++ and libc never will be). */
+ * running (under Valgrind, long after, with several threads). At VM death
+ * the code map is complete and they get their Java frames (late_leaves).
+ * (Resolving them when their code is reported instead named such a leaf
+ * exactly as the leaves made after it, and exact_java.sh's threads@17 then
+ * found its planted pair twice: the CLI does not merge equal contexts.)
+ * Only pcs that may be such code are kept: anonymous memory that no known
+ * blob covers (the VM's C++ and libc never will be); the list used to grow
+ * with every leaf-cache miss there. */
 static UInt *unresolved;
 static UInt nunresolved, cap_unresolved;
 
@@ -266,28 +268,6 @@ static void late_leaves(void)
         }
     }
     nunresolved = 0;
-}
-
-/* New code b: the leaves that ran in it before it was reported get its frames. */
-static void resolve_in(const blob *b)
-{
-    static const exact_thread none;
-    UInt kept = 0;
-    for (UInt i = 0; i < nunresolved; i++) {
-        UInt node, len;
-        Addr pc;
-        exact_leaf_info(unresolved[i], &node, &pc, &len);
-        if (pc < b->start || pc >= b->end) {
-            unresolved[kept++] = unresolved[i];
-            continue;
-        }
-        UInt resolved = intern_frames(node, pc, 0, 0, &none);
-        if (resolved != node) {
-            exact_leaf_set_node(unresolved[i], resolved);
-            leaf_code(unresolved[i], pc);
-        }
-    }
-    nunresolved = kept;
 }
 
 /* The leaf context of a Java thread's access. */
@@ -432,12 +412,9 @@ Bool exact_java_request(ThreadId tid, UWord *arg, UWord *ret)
         started |= t->java;
         break;
     }
-    case WX_CODE: {
-        const blob *b = add_code((const wx_code *)arg[1]);
-        if (b && b->kind == WX_JIT)
-            resolve_in(b);
+    case WX_CODE:
+        add_code((const wx_code *)arg[1]);
         break;
-    }
     case WX_UNLOAD:
         unload_code(arg[1]);
         break;
