@@ -17,6 +17,7 @@
 #include "access.h"
 #include "decode.h"
 #include "profile.h"
+#include "profile_read_internal.h"
 
 #define RAW_MAX_FIELDS 12
 
@@ -349,8 +350,11 @@ static int parse_header(exact_raw *r, raw_line *l, char *err, size_t errlen)
         snprintf(r->mode, sizeof(r->mode), "%s", l->f[1]);
     else if (!strcmp(k, "command"))
         r->command = l->f[1];
-    else if (!strcmp(k, "fp_tolerance"))
-        r->fp_tolerance = strtod(l->f[1], NULL);
+    else if (!strcmp(k, "fp_tolerance")) {
+        /* As a profile's reader takes it: the profiles written carry it. */
+        if (pr_double(l->f[1], &r->fp_tolerance) < 0)
+            return raw_fail(err, errlen, l, "bad fp_tolerance record");
+    }
     else if (num(l->f[1], &v) < 0)
         return raw_fail(err, errlen, l, "bad %s record", k);
     else if (!strcmp(k, "pid"))

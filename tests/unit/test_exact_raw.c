@@ -75,6 +75,16 @@ TEST(raw_refuses_damaged_files)
     snprintf(fold, sizeof(RAW) + 32, "%.*sunnamed\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     CHECK(strstr(err, "bad unnamed record") != NULL);
+    /* A tolerance the profiles written from it could not carry (fuzz_exact_raw found it). */
+    char *tol = strdup(RAW);
+    char *at = strstr(tol, "fp_tolerance\t0.01");
+    CHECK(at != NULL);
+    if (at) {
+        memcpy(at + 13, "-.01", 4);
+        CHECK(exact_raw_parse(tol, &r, err, sizeof(err)) < 0);
+        CHECK(strstr(err, "bad fp_tolerance record") != NULL);
+    }
+    free(tol);
     snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     free(fold);
