@@ -300,12 +300,10 @@ UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr 
      * alone exceed the 2 M contexts a 32-bit shadow state named (silent-load). */
     UInt ctx = interpreted(pc) && node != parent ? exact_leaf_at(node, interp_lo, 0)
                                                  : exact_leaf_at(node, pc, len);
-    if (ctx == exact_opts.max_ctx)   /* past the table: no leaf to resolve */
-        ;
-    else if (node == parent) {
-        if (may_be_unreported_code(pc))
-            remember_unresolved(ctx);
-    } else if (!interpreted(pc))
+    Bool named = ctx != exact_opts.max_ctx;   /* past the table: no leaf to resolve */
+    if (named && node == parent && may_be_unreported_code(pc))
+        remember_unresolved(ctx);
+    else if (named && node != parent && !interpreted(pc))
         leaf_code(ctx, pc);
     t->jleaf[h].pc = pc;
     t->jleaf[h].node = parent;
