@@ -19,6 +19,7 @@
 #include "agent.h"
 #include "codemap.h"
 #include "exactmaps.h"
+#include "native.h"
 
 static jvmtiEnv *jvmti;
 /* A jvm_thread belongs to whoever takes it out of its thread's local
@@ -300,6 +301,17 @@ static int setup_jvmti(JavaVM *vm, int live, char *err, size_t errlen)
     return 0;
 }
 
+/* Samples in code outside the code cache ask libunwind for its bounds
+ * (stacks.c): a fork (from JNI code; the JDK's own spawns do not run
+ * these handlers) must not leave the child a loader lock a handler held. */
+static void guard_forks_once(void)
+{
+    static int done;
+    if (!__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
+        pthread_atfork(native_unwind_before_fork, native_unwind_after_fork_parent,
+                       native_unwind_after_fork_child);
+}
+
 int agent_start(JavaVM *vm, const char *options, int live, char *err, size_t errlen)
 {
     wasp_options o;
@@ -317,6 +329,7 @@ int agent_start(JavaVM *vm, const char *options, int live, char *err, size_t err
      * begin_java_thread waits for engine_active. */
     if (setup_jvmti(vm, live, err, errlen) < 0 || engine_init(&o, &jvm_frontend, err, errlen) < 0)
         return AGENT_START_FAILED;
+    guard_forks_once();
     /* At launch the checkpoint thread waits for VMInit (on_vm_init): only
      * then can it attach to the JVM. */
     if (live)

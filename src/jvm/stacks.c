@@ -1,7 +1,8 @@
 /*
  * stacks.c - Java calling contexts in a signal handler, with HotSpot's
  * AsyncGetCallTrace (the one stack walker that is safe there and free of
- * safepoint bias), and code bounds from the code map.
+ * safepoint bias), and code bounds from the code map or, for code outside
+ * the code cache, from the unwind tables.
  *
  * Runs in signal context. AsyncGetCallTrace fails inside code-cache stubs
  * (arraycopy, intrinsics: it returns "unknown Java"); there we step out to
@@ -15,6 +16,7 @@
 #include "codemap.h"
 #include "decode.h"
 #include "jvm.h"
+#include "native.h"
 #include "stubstep.h"
 
 typedef struct {
@@ -64,11 +66,18 @@ static uint64_t boundary_before(const code_blob *b, uint64_t offset)
     return lo ? b->start + b->scopes[lo - 1].offset : b->start;
 }
 
+/* A pc in no blob is in libjvm, libc or a JNI library (the exact mode
+ * counts their accesses under the Java frames that called them): without
+ * its function's bounds a sample there could take only the instruction at
+ * its pc, and that VM code was undercounted several times over. A JIT blob
+ * not reported yet has no unwind table: -1, as before. */
 static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     const code_blob *b = codemap_find(pc);
-    if (!b || (b->kind != CODE_JIT && b->end - b->start > MAX_SWEEP_BLOB))
+    if (!b)
+        return native_code_bounds(uc, out);
+    if (b->kind != CODE_JIT && b->end - b->start > MAX_SWEEP_BLOB)
         return -1;
     out->start = b->kind == CODE_JIT ? boundary_before(b, pc - b->start) : b->start;
     out->end = b->end - pc > WINDOW_AFTER ? pc + WINDOW_AFTER : b->end;

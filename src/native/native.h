@@ -8,6 +8,11 @@
 
 extern const engine_frontend native_frontend;
 
+/* unwind.c, signal context: the function holding the interrupted pc, from
+ * the unwind tables of the loaded objects; 0, or -1 where no table covers
+ * it. The JVM front end asks it for code outside the code cache (libjvm,
+ * libc, JNI libraries). */
+int native_code_bounds(const ucontext_t *uc, code_bounds *out);
 /* unwind.c: once, before the first thread is profiled. */
 void native_unwind_init(void);
 /* unwind.c, pthread_atfork: before a fork, wait until no handler is inside

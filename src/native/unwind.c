@@ -71,7 +71,7 @@ static int init_cursor(unw_cursor_t *c, const ucontext_t *uc)
     return unw_init_local2(c, (unw_context_t *)(uintptr_t)uc, UNW_INIT_SIGNAL_FRAME);
 }
 
-static int native_bounds(const ucontext_t *uc, code_bounds *out)
+int native_code_bounds(const ucontext_t *uc, code_bounds *out)
 {
     unw_cursor_t c;
     unw_proc_info_t pi;
@@ -121,7 +121,7 @@ void native_unwind_init(void)
 const engine_frontend native_frontend = {
     .name = "native",
     .stack_default = STACK_INCLUDE,
-    .bounds = native_bounds,
+    .bounds = native_code_bounds,
     .walk = native_walk,
     .symbolize = native_symbolize,
 };

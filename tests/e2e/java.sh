@@ -127,6 +127,13 @@ build() {
         fail build "javac failed: $(head -n 1 "$OUT/javac.err")"
         return 1
     fi
+    # JniStore's native half (jni_store.c), beside the classes.
+    local jdk=${javac%/bin/javac}
+    if ! cc -O2 -g -fno-tree-vectorize -shared -fPIC -I"$jdk/include" -I"$jdk/include/linux" \
+        -o "$CLASSES/libwaspjni.so" "$SRC/jni_store.c" 2>"$OUT/cc.err"; then
+        fail build "cc jni_store.c failed: $(head -n 1 "$OUT/cc.err")"
+        return 1
+    fi
 }
 
 # In the guest, all was built on the host: the classes, and the snapshot of
@@ -268,6 +275,21 @@ case_silent_store() {
     want_rc "$n" 0 || return
     local f="SilentStore.update:SilentStore.java:$l;SilentStore.main:SilentStore.java:$c"
     verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85
+}
+
+# Waste in C code a Java method calls (JNI): a sample there must find its
+# access from the C function's bounds, not only take the instruction at its
+# pc (which is a store in 1 sample of 4 or 5 here), so --found requires most
+# samples to find a store.
+case_jni_store() {
+    local n=jni_store@$V c
+    selected "$n" || return
+    needs_traps "$n" || return
+    c=$(line JniStore.java jni-call) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-store -Djava.library.path="$CLASSES" JniStore "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="JniStore.update:JniStore.java;JniStore.main:JniStore.java:$c"
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85 --found 0.7
 }
 
 case_dead_fill() {
@@ -547,6 +569,7 @@ all_cases() {
         case_silent_load_const
         case_silent_load_half
         case_silent_store
+        case_jni_store
         case_dead_fill
         case_list_refill
         case_bias two-stores twoStores 0.50

@@ -27,6 +27,8 @@ usage: check_java.py report REPORT.json [options]
                        debug info puts on the planted line). Repeatable.
   --min-threads N      the report merges at least N thread profiles
   --stat NAME MIN      report stats[NAME] >= MIN. Repeatable.
+  --found MIN          at least MIN of the samples found an access of the
+                       monitored kind: 1 - (not_memory + wrong_kind) / samples
   --rundir DIR         the run directory (raw per-thread profiles)
   --merged             the first --pair must be one entry of the report whose
                        count is the sum of its counts in the raw profiles of
@@ -181,6 +183,14 @@ def check(args):
         got = rep.get("stats", {}).get(name)
         if got is None or got < float(least):
             raise Fail("stats.%s is %r, expected >= %s" % (name, got, least))
+    if args.found is not None:
+        drops = rep.get("drops", {})
+        missed = drops.get("not_memory", 0) + drops.get("wrong_kind", 0)
+        found = 1 - missed / totals["samples"]
+        if found < args.found:
+            raise Fail("%.1f%% of %d samples found an access of the monitored kind, expected >= %.0f%% "
+                       "(not_memory %d, wrong_kind %d)" % (100 * found, totals["samples"], 100 * args.found,
+                                                         drops.get("not_memory", 0), drops.get("wrong_kind", 0)))
     fr = [p["fraction"] for p in pairs]
     if fr != sorted(fr, reverse=True):
         raise Fail("pairs are not sorted by fraction")
@@ -384,6 +394,7 @@ def main():
     ap.add_argument("--site", nargs=3, action="append", default=[])
     ap.add_argument("--min-threads", type=int)
     ap.add_argument("--stat", nargs=2, action="append", default=[])
+    ap.add_argument("--found", type=float)
     ap.add_argument("--rundir")
     ap.add_argument("--merged", action="store_true")
     ap.add_argument("--thread-names", nargs=2)
