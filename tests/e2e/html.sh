@@ -21,16 +21,9 @@ WASP=$ROOT/build/bin/wasp
 
 fail() { echo "FAIL html: $*"; exit 1; }
 
-missing=""
-for need in gcc:gcc make:make python3:python3 chromium:chromium; do
-    command -v "${need%%:*}" >/dev/null 2>&1 || missing="$missing ${need#*:}"
-done
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
-    { $SUDO apt-get update -qq &&
-      $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing; } \
-        >/dev/null 2>&1 || fail "could not install$missing with apt-get"
-fi
+. "$ROOT/tests/e2e/install_missing.sh"
+install_missing gcc:gcc make:make python3:python3 chromium:chromium ||
+    fail "could not install$MISSING with apt-get"
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wasp-html.XXXXXX") || fail "mktemp failed"
 if [ "${WASP_HTML_KEEP:-0}" = 1 ]; then echo "# keeping $TMP"; else trap 'rm -rf "$TMP"' EXIT; fi
