@@ -110,6 +110,9 @@ void exact_tables_reset_pairs(void);
 UInt exact_node_child(UInt parent, Addr call_pc);
 UInt exact_leaf(exact_thread *t, Addr pc, UInt len);
 UInt exact_leaf_at(UInt node, Addr pc, UInt len);
+/* One leaf below node for every access keyed alike (a pc never is: key
+ * < 4096); the first access's instruction (pc, len) is the one shown. */
+UInt exact_leaf_keyed(UInt node, Addr key, Addr pc, UInt len);
 const UChar *exact_leaf_bytes(UInt ctx);
 void exact_leaf_set_node(UInt ctx, UInt node);   /* the instruction's bytes as first seen (len of them) */
 /* Java frames: (jmethodID, bci) or (Method*, bytecode pointer), ids from 0. */

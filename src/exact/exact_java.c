@@ -34,6 +34,7 @@
 #define JTAG (1ULL << 63)                 /* node keys of Java frames (pcs never have it) */
 #define INTERP_METHOD_SLOT 24             /* rbp - 24: the interpreter frame's Method* (x86-64) */
 #define INTERP_BCP_SLOT 64                /* rbp - 64: its saved bytecode pointer */
+#define OUTSIDE_JAVA_KEY ((Addr)1)        /* leaf key of code that adds no Java frame */
 
 typedef struct blob {
     Addr start, end;
@@ -297,11 +298,19 @@ UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr 
     UInt node = intern_frames(parent, pc, fp, lv[0].bcp, t);
     /* The interpreter's own instructions (a bytecode's template) are one
      * leaf per bytecode: one per template instruction made a JVM's start-up
-     * alone exceed the 2 M contexts a 32-bit shadow state named (silent-load). */
-    UInt ctx = interpreted(pc) && node != parent ? exact_leaf_at(node, interp_lo, 0)
-                                                 : exact_leaf_at(node, pc, len);
+     * alone exceed the 2 M contexts a 32-bit shadow state named (silent-load).
+     * Code that adds no Java frame (the VM's C++, stubs, libc, JNI code)
+     * below a Java frame is one leaf per Java caller: its contexts differ
+     * from the caller's only by the instruction, which reports do not tell
+     * apart (merge.h), and one leaf per instruction of the VM's under every
+     * Java path filled the 8 M-context table in silent-load runs. With no
+     * Java frame found (parent 0) the pc names the leaf (a native frame). */
+    Bool unreported = node == parent && may_be_unreported_code(pc);
+    UInt ctx = interpreted(pc) && node != parent       ? exact_leaf_at(node, interp_lo, 0)
+             : node == parent && parent && !unreported ? exact_leaf_keyed(node, OUTSIDE_JAVA_KEY, pc, len)
+                                                       : exact_leaf_at(node, pc, len);
     Bool named = ctx != exact_opts.max_ctx;   /* past the table: no leaf to resolve */
-    if (named && node == parent && may_be_unreported_code(pc))
+    if (named && unreported)
         remember_unresolved(ctx);
     else if (named && node != parent && !interpreted(pc))
         leaf_code(ctx, pc);

@@ -120,9 +120,11 @@ static UChar *leaf_len;
 static UChar (*leaf_bytes)[16];       /* read when first seen: JIT code may be gone by exit */
 static UInt leaves = 1, leaves_cap;   /* id 0 unused */
 
-static UInt leaf_intern(UInt node, Addr pc, UInt len)
+/* The leaf below node keyed by key, which is its pc but for leaves that
+ * stand for many instructions (exact_leaf_keyed); pc is the one shown. */
+static UInt leaf_intern(UInt node, Addr key, Addr pc, UInt len)
 {
-    UInt *slot = xmap_get(&leaf_map, node, pc);
+    UInt *slot = xmap_get(&leaf_map, node, key);
     if (*slot)
         return *slot - 1;
     if (leaves >= exact_opts.max_ctx) {
@@ -157,7 +159,7 @@ UInt exact_leaf(exact_thread *t, Addr pc, UInt len)
     UInt h = (UInt)((pc ^ (pc >> 7) ^ ((Addr)t->cur * 0x9E37u)) & 255);
     if (t->leaf_cache[h].pc == pc && t->leaf_cache[h].node == t->cur && t->leaf_cache[h].ctx)
         return t->leaf_cache[h].ctx;
-    UInt ctx = leaf_intern(t->cur, pc, len);
+    UInt ctx = leaf_intern(t->cur, pc, pc, len);
     t->leaf_cache[h].pc = pc;
     t->leaf_cache[h].node = t->cur;
     t->leaf_cache[h].ctx = ctx;
@@ -166,7 +168,12 @@ UInt exact_leaf(exact_thread *t, Addr pc, UInt len)
 
 UInt exact_leaf_at(UInt node, Addr pc, UInt len)
 {
-    return leaf_intern(node, pc, len);
+    return leaf_intern(node, pc, pc, len);
+}
+
+UInt exact_leaf_keyed(UInt node, Addr key, Addr pc, UInt len)
+{
+    return leaf_intern(node, key, pc, len);
 }
 
 /* The leaf keeps its id (pairs name it) but hangs below another node; its

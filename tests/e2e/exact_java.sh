@@ -183,6 +183,21 @@ case_limit() {
 }
 case_limit
 
+# Code that adds no Java frame (the VM's C++, stubs, libc) is one context per
+# Java caller, not one per instruction: silent_load_half's run names ~0.77 M
+# contexts that way on JDK 17 (1.92 M when each VM instruction was one), so a
+# 1.2 M-context table holds them all and the planted pair stays first.
+case_contexts() {
+    local l c f
+    l=$(line SilentLoad.java silent-load) c=$(line SilentLoad.java search-call)
+    f="SilentLoad.search:SilentLoad.java:$l;SilentLoad.main:SilentLoad.java:$c"
+    VALGRIND_OPTS=--wasp-max-contexts=1200000 jexact java_contexts silent-load -- "${JAVA[@]}" \
+        -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,SilentLoad::mutate \
+        -Dwasp.rounds="$(rounds 100)" SilentLoad half &&
+        verdict java_contexts - --pair "$f" "$f" --stat-max drop.table_full 0
+}
+case_contexts
+
 # A JVM that a script starts is a JVM too (the tool tells by the program).
 case_script() {
     local l c f

@@ -27,6 +27,7 @@ usage: check_java.py report REPORT.json [options]
                        debug info puts on the planted line). Repeatable.
   --min-threads N      the report merges at least N thread profiles
   --stat NAME MIN      report stats[NAME] >= MIN. Repeatable.
+  --stat-max NAME MAX  report stats[NAME] (0 when absent) <= MAX. Repeatable.
   --found MIN          at least MIN of the samples found an access of the
                        monitored kind: 1 - (not_memory + wrong_kind) / samples
   --rundir DIR         the run directory (raw per-thread profiles)
@@ -183,6 +184,10 @@ def check(args):
         got = rep.get("stats", {}).get(name)
         if got is None or got < float(least):
             raise Fail("stats.%s is %r, expected >= %s" % (name, got, least))
+    for name, most in args.stat_max:
+        got = rep.get("stats", {}).get(name, 0)
+        if got > float(most):
+            raise Fail("stats.%s is %r, expected <= %s" % (name, got, most))
     if args.found is not None:
         drops = rep.get("drops", {})
         missed = drops.get("not_memory", 0) + drops.get("wrong_kind", 0)
@@ -394,6 +399,7 @@ def main():
     ap.add_argument("--site", nargs=3, action="append", default=[])
     ap.add_argument("--min-threads", type=int)
     ap.add_argument("--stat", nargs=2, action="append", default=[])
+    ap.add_argument("--stat-max", nargs=2, action="append", default=[])
     ap.add_argument("--found", type=float)
     ap.add_argument("--rundir")
     ap.add_argument("--merged", action="store_true")
