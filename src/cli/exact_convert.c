@@ -210,7 +210,7 @@ static int add_stats(builder *b, const exact_thread_raw *t)
               add_stat(b, "traps", pairs) |
               add_stat(b, "exact_cut", first ? (uint64_t)b->r->cut : 0) |
               add_stat(b, "exact_instructions", first ? b->r->instructions : 0) |
-              add_stat(b, "exact_contexts", first && b->r->nleaves ? b->r->nleaves - 1 : 0);
+              add_stat(b, "exact_contexts", first ? b->r->contexts : 0);
     if (b->r->code_kept || b->r->code_left_out)
         bad |= add_stat(b, "exact_code_kept", first ? b->r->code_kept : 0) |
                add_stat(b, "exact_code_left_out", first ? b->r->code_left_out : 0);

@@ -363,6 +363,8 @@ static int parse_header(exact_raw *r, raw_line *l, char *err, size_t errlen)
         r->instructions = v;
     else if (!strcmp(k, "cut"))
         r->cut = v != 0;
+    else if (!strcmp(k, "contexts"))
+        r->contexts = v;
     else if (!strcmp(k, "code_kept"))
         r->code_kept = v;
     else if (!strcmp(k, "code_left_out"))

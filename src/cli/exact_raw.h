@@ -94,6 +94,7 @@ typedef struct exact_raw {
     exact_pair_raw *pairs;   size_t npairs;
     exact_code_raw *codes;   size_t ncodes;    /* indexed by id, from 1 */
     uint64_t code_kept, code_left_out;         /* bytes of JIT code (Java processes) */
+    uint64_t contexts;                         /* leaf contexts the tool named */
 } exact_raw;
 
 /* Parses buf (modified in place). Returns 0, or -1 with the line and what

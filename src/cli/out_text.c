@@ -168,8 +168,11 @@ static void text_budget(FILE *f, const merge_model *m)
 static void text_exact(FILE *f, const merge_model *m)
 {
     fprintf(f, "  sampler:        exact (every access, under Valgrind)\n");
-    fprintf(f, "  accesses:       %" PRIu64 " of the monitored kind, %" PRIu64 " pairs\n",
+    fprintf(f, "  accesses:       %" PRIu64 " of the monitored kind, %" PRIu64 " pairs",
             merge_stat_value(m, "samples"), merge_stat_value(m, "traps"));
+    if (merge_stat_value(m, "exact_contexts"))
+        fprintf(f, ", %" PRIu64 " calling contexts", merge_stat_value(m, "exact_contexts"));
+    fputc('\n', f);
     text_drops(f, m);
     if (merge_stat_value(m, "drop.table_full"))
         fprintf(f, "  note: %" PRIu64 " accesses ran in calling contexts past the exact mode's table:\n"

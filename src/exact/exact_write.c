@@ -165,7 +165,8 @@ static void w_header(wbuf *w, const HChar *why)
     w_raw(w, "\nwritten");
     w_field(w, why);
     w_num(w, "\ninstructions\t%llu", exact_cut_insns ? exact_cut_insns : exact_insns);
-    w_num(w, "\ncut\t%llu\n", exact_limit_hit);
+    w_num(w, "\ncut\t%llu", exact_limit_hit);
+    w_num(w, "\ncontexts\t%llu\n", (ULong)exact_nleaves() - 1);   /* leaf ids start at 1 */
     if (exact_opts.java) {
         ULong kept, left_out;
         exact_code_stats(&kept, &left_out);

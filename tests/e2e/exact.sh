@@ -121,8 +121,16 @@ case_table_full() {
     local unnamed="[pairs past the exact mode's context table, not named]::0"
     VALGRIND_OPTS=--wasp-max-contexts=40 exact exact_table_full silent-store -- "$BIN/silent_store" "$SCALE" ||
         return
-    if ! "$WASP" report "$TMP/exact_table_full" | grep -q "calling contexts past the exact mode's table"; then
+    local text n
+    text=$("$WASP" report "$TMP/exact_table_full")
+    if ! grep -q "calling contexts past the exact mode's table" <<<"$text"; then
         fail exact_table_full "the text report does not say that contexts went unnamed"
+        return
+    fi
+    # The contexts it did name: the table's 40 but the id kept unused.
+    n=$(sed -nE 's/^  accesses: .*, ([0-9]+) calling contexts$/\1/p' <<<"$text")
+    if [ "$n" != 39 ]; then
+        fail exact_table_full "the text report names ${n:-no} calling contexts, expected the table's 39"
         return
     fi
     verdict exact_table_full --pair "$unnamed" "$unnamed" --first --min-drop table_full 1000 --expect 0.50

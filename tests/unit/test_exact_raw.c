@@ -194,7 +194,7 @@ TEST(convert_folds_tiny_and_unnamed_pairs_keeping_their_bytes)
  * Leaf 1 ran in code 1, leaf 2 in code 2, leaf 3 (no code) at 0x7000,
  * leaf 4 (no code: a stub now there) at 0x700a, inside code 1. */
 static const char RAW_JIT[] =
-    "wasp-exact\t2\nmode\tsilent-store\npid\t99\ncode_kept\t64\ncode_left_out\t1000\n"
+    "wasp-exact\t2\nmode\tsilent-store\npid\t99\ncontexts\t4\ncode_kept\t64\ncode_left_out\t1000\n"
     "thread\t1\t101\nthread\t2\t102\nthread\t3\t103\nthread\t4\t104\n"
     "code\t1\tDemo.kernel\t0x7000\t9090909090909090488907c3\n"
     "codeline\t1\t0\t10\tDemo.kernel\tDemo.java\n"
@@ -312,6 +312,7 @@ TEST(convert_keeps_the_code_each_profile_ran_in)
     }
     CHECK_EQ_U(profile_stat(&p, "exact_code_kept"), 64);
     CHECK_EQ_U(profile_stat(&p, "exact_code_left_out"), 1000);
+    CHECK_EQ_U(profile_stat(&p, "exact_contexts"), 4);
     profile_free(&p);
     /* Thread 2: leaves in both codes, which overlap: code 1 would show
      * leaf 2 inside it, code 2 overlaps code 1. Neither. */
