@@ -158,7 +158,7 @@ static void retire_old_watches(thread_state *t)
  * the filters every access passes, and its bytes fitted to one debug
  * register (*waddr, *wlen). A deferred access (address not known yet)
  * passes only the filters that need no address. */
-static enum drop_reason unwatchable(const thread_state *t, const ucontext_t *uc, const mem_access *a,
+static enum drop_reason unwatchable(thread_state *t, const ucontext_t *uc, const mem_access *a,
                                     uint64_t *waddr, uint32_t *wlen)
 {
     if (!wants_kind(a->kind))
@@ -171,9 +171,24 @@ static enum drop_reason unwatchable(const thread_state *t, const ucontext_t *uc,
         return DROP_STACK_PROBE;
     if (excluded_stack(t, a->addr))
         return DROP_STACK;
-    if (watch_fit(a->addr, a->size, waddr, wlen) < 0)
+    /* A rep stos/movs is watched at its next element (decode.c). */
+    uint64_t draw = a->string ? 0 : watch_random(&t->watch) >> 32;
+    if (watch_fit(a->addr, a->size, draw, waddr, wlen) < 0)
         return DROP_ADDR_UNKNOWN;
     return DROP_NONE;
+}
+
+/* A debug register holds 8 bytes at most: a wider access (a vector store,
+ * memcpy's 32-byte moves) is watched through one aligned block of it drawn
+ * at random (watch_fit), which stands for the access's other blocks too,
+ * so that its pairs count all its bytes, as the exact mode counts them
+ * (in 8-byte pieces). */
+static uint8_t span_of(const mem_access *a, uint32_t wlen)
+{
+    /* A rep stos/movs's size is the next elements the watch may cover
+     * (decode.c), not one access: its elements count one by one. */
+    uint32_t n = !a->string && wlen && a->size > wlen ? a->size / wlen : 1;
+    return (uint8_t)(n > 64 ? 64 : n);
 }
 
 /* Slot i takes the access a, which has not run when before_run: reads
@@ -196,7 +211,7 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
     if (s->armed)
         t->stats[STAT_REPLACED]++;
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
-                       .string = a->string && before_run,
+                       .string = a->string && before_run, .span = span_of(a, wlen),
                        .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
                        .weight = weight, .epoch = t->epoch };
     if (arm(t, slot) < 0) {
@@ -404,15 +419,15 @@ static uint32_t weigh(uint32_t bytes, double weight)
 }
 
 /* A pair found by watch s: its bytes count times the watch's weight, the
- * samples it stands for (watch.h). */
+ * samples it stands for (watch.h), and times its span (span_of). */
 static void record_pair(thread_state *t, const ucontext_t *uc, const watch_slot *s, const mem_access *a,
                         const detect_result *d)
 {
     uint32_t ctx = capture_context(t, uc, a->pc);
     if (!ctx)
         return;
-    double w = s->weight >= 1 ? s->weight : 1;
-    if (pairs_add(&t->pairs, s->ctx, ctx, weigh(d->bytes, w), weigh(d->wasteful, w), weigh(d->approx, w)) < 0) {
+    double w = s->weight >= 1 ? s->weight : 1, b = w * (s->span ? s->span : 1);
+    if (pairs_add(&t->pairs, s->ctx, ctx, weigh(d->bytes, b), weigh(d->wasteful, b), weigh(d->approx, b)) < 0) {
         t->drops[DROP_TABLE_FULL]++;
         return;
     }

@@ -141,12 +141,13 @@ void watch_release(watch_set *w, int i)
     w->slot[i].seen = 0;
 }
 
-int watch_fit(uint64_t addr, uint32_t size, uint64_t *waddr, uint32_t *wlen)
+int watch_fit(uint64_t addr, uint32_t size, uint64_t draw, uint64_t *waddr, uint32_t *wlen)
 {
     for (uint32_t len = 8; len >= 1; len /= 2) {
-        uint64_t a = (addr + len - 1) & ~(uint64_t)(len - 1);
-        if (a + len <= addr + size) {
-            *waddr = a;
+        uint64_t first = (addr + len - 1) & ~(uint64_t)(len - 1);
+        if (first + len <= addr + size) {
+            uint64_t blocks = (addr + size - first) / len;
+            *waddr = first + (draw % blocks) * len;
             *wlen = len;
             return 0;
         }

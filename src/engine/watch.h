@@ -21,6 +21,8 @@ typedef struct watch_slot {
     uint32_t len;
     uint8_t fp;         /* enum access_fp of the sampled access */
     uint8_t string;     /* sampled inside a rep stos/movs: it fills the watch element by element */
+    uint8_t span;       /* the sampled access's bytes per watched byte (a 32-byte store watched
+                           through 8 of them: 4); its pairs count that many times their bytes */
     uint8_t passed_over; /* priming: traps by other instructions before the sampled access ran */
     uint64_t value;     /* bytes at addr when armed (little-endian, len bytes) */
     uint32_t ctx;       /* C1: cct node of the sampled access */
@@ -66,9 +68,14 @@ int watch_free_slot(const watch_set *w, int not);
 /* Frees a slot after its trap (its reservoir restarts, paper §5.2). */
 void watch_release(watch_set *w, int i);
 
-/* Picks the watched bytes inside an access: the largest naturally aligned
- * 8/4/2/1-byte block within [addr, addr+size). Returns 0 or -1. */
-int watch_fit(uint64_t addr, uint32_t size, uint64_t *waddr, uint32_t *wlen);
+/* Picks the watched bytes inside an access: a naturally aligned block of
+ * the largest size (8/4/2/1) that fits in [addr, addr+size), the draw-th
+ * of the blocks of that size there (mod their number). A wide access's
+ * pairs stand for all its bytes (monitor.c): drawn among its blocks, the
+ * watched one favours no position inside it (always the first did: C2's
+ * vector stores of an odd/even pattern read 38.8% for 50%). Returns 0, or
+ * -1 when no block fits (size 0). */
+int watch_fit(uint64_t addr, uint32_t size, uint64_t draw, uint64_t *waddr, uint32_t *wlen);
 
 uint64_t watch_random(watch_set *w);
 

@@ -28,6 +28,13 @@
  *                    sample before the check draws the store after it
  *                    past a branch (a guard must confirm it ran)
  *
+ *   wide        67%  a silent 16-byte store and a changing 8-byte one per
+ *                    iteration: 50% by accesses, 2/3 by bytes (Eq. 1); a
+ *                    debug register watches 8 of the 16 bytes, and the pair
+ *                    must count all 16
+ *   wide_half   50%  one 16-byte store per iteration, its first 8 bytes
+ *                    silent and its last 8 changing: the watched 8 bytes
+ *                    must be drawn among the two, not always the first
  *   far         50%  one loop body, two stores: a silent one over a big
  *                    array (its next store one round later, many samples
  *                    away) and a changing one over a small array (its next
@@ -106,6 +113,23 @@ __attribute__((noinline)) void checked(long *a, long *b, const long *lim, long n
     }
 }
 
+/* Two longs in one 16-byte store (movups), with no intrinsic to take the line. */
+typedef long long2 __attribute__((vector_size(16), aligned(8)));
+
+__attribute__((noinline)) void wide(long *a, long *b, long n, long r)
+{
+    for (long i = 0; i < n; i += 2) {
+        *(long2 *)&a[i] = (long2){ 7, 7 };   /* PLANT: wide-silent */
+        b[i / 2] = r + i;                    /* PLANT: wide-changes */
+    }
+}
+
+__attribute__((noinline)) void wide_half(long *a, long n, long r)
+{
+    for (long i = 0; i < n; i += 2)
+        *(long2 *)&a[i] = (long2){ 7, r + i };   /* PLANT: wide-half */
+}
+
 #define FAR_SMALL 256
 
 __attribute__((noinline)) void far(long *big, long *small, long n, long r)
@@ -151,10 +175,14 @@ int main(int argc, char **argv)
             scatter(ia, perm, N, r);
         else if (!strcmp(kernel, "checked"))
             checked(ia, ib, limit, N, r);
+        else if (!strcmp(kernel, "wide"))
+            wide(ia, ib, N, r);
+        else if (!strcmp(kernel, "wide_half"))
+            wide_half(ia, N, r);
         else if (!strcmp(kernel, "far"))
             far(far_big, ib, far_n, r);
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|far [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }

@@ -86,19 +86,33 @@ TEST(fit_picks_largest_aligned_block_inside_access)
 {
     uint64_t a;
     uint32_t len;
-    CHECK(watch_fit(0x1000, 8, &a, &len) == 0);
+    CHECK(watch_fit(0x1000, 8, 0, &a, &len) == 0);
     CHECK_EQ_U(a, 0x1000); CHECK_EQ_U(len, 8);
-    CHECK(watch_fit(0x1004, 4, &a, &len) == 0);
+    CHECK(watch_fit(0x1004, 4, 0, &a, &len) == 0);
     CHECK_EQ_U(a, 0x1004); CHECK_EQ_U(len, 4);
-    CHECK(watch_fit(0x1001, 8, &a, &len) == 0);      /* unaligned 8: 4 bytes at 0x1004 */
+    CHECK(watch_fit(0x1001, 8, 0, &a, &len) == 0);      /* unaligned 8: 4 bytes at 0x1004 */
     CHECK_EQ_U(a, 0x1004); CHECK_EQ_U(len, 4);
-    CHECK(watch_fit(0x1008, 32, &a, &len) == 0);     /* vector store: first 8 aligned bytes */
+    CHECK(watch_fit(0x1008, 32, 0, &a, &len) == 0);     /* vector store, draw 0: its first 8 bytes */
     CHECK_EQ_U(a, 0x1008); CHECK_EQ_U(len, 8);
-    CHECK(watch_fit(0x1003, 1, &a, &len) == 0);
+    CHECK(watch_fit(0x1003, 1, 0, &a, &len) == 0);
     CHECK_EQ_U(a, 0x1003); CHECK_EQ_U(len, 1);
-    CHECK(watch_fit(0x1003, 2, &a, &len) == 0);      /* straddles: 1 byte inside */
+    CHECK(watch_fit(0x1003, 2, 0, &a, &len) == 0);      /* straddles: 1 byte inside */
     CHECK_EQ_U(len, 1);
-    CHECK(watch_fit(0x1000, 0, &a, &len) < 0);
+    CHECK(watch_fit(0x1000, 0, 0, &a, &len) < 0);
+}
+
+TEST(fit_draws_among_a_wide_access_blocks)
+{
+    uint64_t a;
+    uint32_t len;
+    for (uint64_t draw = 0; draw < 8; draw++) {   /* a 32-byte store: 4 blocks, each in turn */
+        CHECK(watch_fit(0x1008, 32, draw, &a, &len) == 0);
+        CHECK_EQ_U(a, 0x1008 + (draw % 4) * 8); CHECK_EQ_U(len, 8);
+    }
+    CHECK(watch_fit(0x1004, 16, 1, &a, &len) == 0);  /* unaligned 16: one whole 8-byte block inside */
+    CHECK_EQ_U(a, 0x1008); CHECK_EQ_U(len, 8);
+    CHECK(watch_fit(0x1003, 2, 1, &a, &len) == 0);   /* straddles: either byte */
+    CHECK_EQ_U(a, 0x1004); CHECK_EQ_U(len, 1);
 }
 
 TEST(a_limit_keeps_free_slots_free)
@@ -184,6 +198,7 @@ int main(void)
     RUN(reservoir_four_slots_has_no_temporal_bias);
     RUN(free_slot_is_taken_first_and_release_restarts_the_reservoir);
     RUN(fit_picks_largest_aligned_block_inside_access);
+    RUN(fit_draws_among_a_wide_access_blocks);
     RUN(weight_with_one_slot_is_the_samples_offered);
     RUN(weights_make_a_watch_count_as_the_samples_it_stands_for);
     return HARNESS_EXIT();
