@@ -279,8 +279,9 @@ case_silent_store() {
 
 # Waste in C code a Java method calls (JNI): a sample there must find its
 # access from the C function's bounds, not only take the instruction at its
-# pc (which is a store in 1 sample of 4 or 5 here), so --found requires most
-# samples to find a store.
+# pc (a store in 1 sample of 8 at best here; in the guest, whose timer lands at
+# the loop's head, 1.1% found one), so --found requires half of the samples to
+# find a store (measured 71-89%: the rest land in the JVM's own work).
 case_jni_store() {
     local n=jni_store@$V c
     selected "$n" || return
@@ -289,7 +290,7 @@ case_jni_store() {
     wasp_run "$n" silent-store -Djava.library.path="$CLASSES" JniStore "$SECS" || return
     want_rc "$n" 0 || return
     local f="JniStore.update:JniStore.java;JniStore.main:JniStore.java:$c"
-    verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85 --found 0.7
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85 --found 0.5
 }
 
 case_dead_fill() {
