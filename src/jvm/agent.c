@@ -305,13 +305,10 @@ static int setup_jvmti(JavaVM *vm, int live, char *err, size_t errlen)
  * (stacks.c). Its first use sets it up (locks, mmap): done here, not in a
  * handler. A fork (from JNI code; the JDK's own spawns do not run these
  * handlers) must not leave the child a loader lock a handler held. */
-static void prepare_unwinder_once(void)
+static void prepare_unwinder(void)
 {
-    static int done;
     ucontext_t here;
     code_bounds b;
-    if (__atomic_exchange_n(&done, 1, __ATOMIC_SEQ_CST))
-        return;
     if (getcontext(&here) == 0)
         (void)native_code_bounds(&here, &b);
     pthread_atfork(native_unwind_before_fork, native_unwind_after_fork_parent, native_unwind_after_fork_child);
@@ -334,7 +331,8 @@ int agent_start(JavaVM *vm, const char *options, int live, char *err, size_t err
      * begin_java_thread waits for engine_active. */
     if (setup_jvmti(vm, live, err, errlen) < 0 || engine_init(&o, &jvm_frontend, err, errlen) < 0)
         return AGENT_START_FAILED;
-    prepare_unwinder_once();
+    static pthread_once_t unwinder_once = PTHREAD_ONCE_INIT;   /* an attach may start the agent again */
+    pthread_once(&unwinder_once, prepare_unwinder);
     /* At launch the checkpoint thread waits for VMInit (on_vm_init): only
      * then can it attach to the JVM. */
     if (live)
