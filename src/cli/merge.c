@@ -475,11 +475,15 @@ static void wilson_interval(double p, uint64_t n, double *lo, double *hi)
     *hi = centre + half > 1 ? 1 : centre + half;
 }
 
-/* Pairs weighted by their watches' survival (watch.h) are fewer trials
- * than their count: Kish's effective count (sum w)^2 / sum w^2. */
+/* Pairs weighted by their watches' survival (watch.h) and their regions'
+ * access rates (monitor.c) are fewer trials than their count: Kish's
+ * effective count (sum w)^2 / sum w^2. Profiles from before the rates
+ * carry only the survival weights. */
 static uint64_t effective_count(const merge_model *m)
 {
-    double w = (double)merge_stat_value(m, "weighted_pairs"), w2 = (double)merge_stat_value(m, "weight_squares");
+    int rated = merge_stat_value(m, "rate_weights") > 0;
+    double w = (double)merge_stat_value(m, rated ? "rate_weights" : "weighted_pairs"),
+           w2 = (double)merge_stat_value(m, rated ? "rate_weight_squares" : "weight_squares");
     if (w <= 0 || w2 <= 0)
         return m->count;
     double n = w * w / w2;

@@ -191,7 +191,8 @@ static void text_choice(FILE *f, const merge_model *m)
     if (strcmp(m->sampler, "software") != 0)
         return;
     fprintf(f, "  choice:         each access of a straight-line region equally likely per run of it;\n"
-            "                  across regions time-weighted (code that runs longer weighs more per access);\n"
+            "                  across regions by time, each pair times its region's accesses per\n"
+            "                  instruction (code slower per instruction still weighs more per access);\n"
             "                  %" PRIu64 " samples waited at a code breakpoint for their access, %" PRIu64
             " reached it;\n"
             "                  %" PRIu64 " guarded an access past a branch, %" PRIu64 " of them found it skipped"

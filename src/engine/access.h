@@ -39,6 +39,8 @@ typedef struct mem_access {
     uint8_t insn_len;  /* length of the accessing instruction */
     uint8_t kind;      /* enum access_kind bits */
     uint8_t fp;        /* enum access_fp */
+    uint8_t region_insns;  /* sampled from a region: its instructions (0: the pc's own instruction) */
+    uint8_t region_cands;  /* and its accesses of the wanted kind, one of which this is */
     uint8_t base_rsp : 1;      /* addressed through the stack pointer */
     uint8_t rip_relative : 1;  /* addressed relative to the instruction */
     uint8_t base_r15 : 1;      /* addressed through r15 */

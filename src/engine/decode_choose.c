@@ -8,8 +8,12 @@
  * access" made one store of a two-store loop take ~91% of the samples on
  * hardware and 100% under TCG, and left the store after a multiply almost
  * none. Drawing uniformly within the region makes every access of it
- * equally likely per execution, whatever the timer does inside it; across
- * regions the weight stays the time spent in each (docs/how-it-works.md).
+ * equally likely per execution, whatever the timer does inside it. Across
+ * regions a sample lands by time: the caller weighs its pair by the
+ * region's accesses per instruction (region_cands / region_insns), which
+ * turns time into instructions, so that a region dense in accesses is not
+ * outweighed by one that spends the same time on arithmetic; what stays
+ * time-weighted is cycles per instruction (docs/how-it-works.md).
  *
  * A region is straight-line code: it starts at a branch target or after a
  * call, return, jump or backward branch, and ends with the next call,
@@ -232,6 +236,8 @@ enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint6
     if (r == DROP_NONE) {
         out->fp = fpness_of(&d, pc, b.pc, c);
         out->guarded = c >= at && branch_between(&b, at, c);
+        out->region_insns = (uint8_t)b.n;
+        out->region_cands = (uint8_t)b.ncand;
     }
     return r;
 }

@@ -178,6 +178,19 @@ static enum drop_reason unwatchable(thread_state *t, const ucontext_t *uc, const
     return DROP_NONE;
 }
 
+/* A sample lands by time; the access it takes stands for its region's
+ * accesses per instruction (decode_choose.c): a pair counts its bytes times
+ * that rate, so that time turns into instructions. A sample with no region
+ * took the instruction at its pc: one access per instruction. The scale
+ * keeps the sparsest region's pairs (1 access in decode_choose's 64
+ * instructions) at a whole byte each once rounded. */
+#define RATE_SCALE 64.0
+
+static double access_rate(const mem_access *a)
+{
+    return a->region_insns ? (double)a->region_cands / (double)a->region_insns : 1.0;
+}
+
 /* A debug register holds 8 bytes at most: a wider access (a vector store,
  * memcpy's 32-byte moves) is watched through one aligned block of it drawn
  * at random (watch_fit), which stands for the access's other blocks too,
@@ -194,7 +207,7 @@ static uint8_t span_of(const mem_access *a, uint32_t wlen)
 /* Slot i takes the access a, which has not run when before_run: reads
  * what its bytes hold now, captures its context, arms the watch. */
 static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const mem_access *a,
-                         uint64_t waddr, uint32_t wlen, int before_run, double weight)
+                         uint64_t waddr, uint32_t wlen, int before_run, double weight, double rate)
 {
     /* An access that has not run yet (before_run) is primed: its own trap
      * (absorb_own_trap) takes the value it leaves; accesses by other
@@ -213,7 +226,7 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
                        .string = a->string && before_run, .span = span_of(a, wlen),
                        .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
-                       .weight = weight, .epoch = t->epoch };
+                       .weight = weight, .rate = rate, .epoch = t->epoch };
     if (arm(t, slot) < 0) {
         release(t, slot);   /* disables whatever the slot watched before */
         t->drops[DROP_UNREADABLE]++;
@@ -249,7 +262,7 @@ static void defer_access(thread_state *t, int slot, const mem_access *a)
     if (s->armed)
         t->stats[STAT_REPLACED]++;
     *s = (watch_slot){ .armed = 1, .code = 1, .fp = a->fp, .sample_pc = a->pc, .seen = s->seen,
-                       .weight = t->watch.pick_weight, .epoch = t->epoch };
+                       .weight = t->watch.pick_weight, .rate = access_rate(a), .epoch = t->epoch };
     if (io->arm_code(t, slot, a->pc) < 0) {
         release(t, slot);
         t->drops[DROP_UNREADABLE]++;
@@ -317,7 +330,7 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
     if (a.deferred)
         defer_access(t, slot, &a);
     else
-        watch_access(t, uc, slot, &a, waddr, wlen, before_run, t->watch.pick_weight);
+        watch_access(t, uc, slot, &a, waddr, wlen, before_run, t->watch.pick_weight, access_rate(&a));
     if (guard >= 0 && t->watch.slot[slot].armed)
         guard_access(t, uc, slot, guard);
 }
@@ -398,7 +411,7 @@ static void monitor_code_trap(thread_state *t, const siginfo_t *si, const uconte
     }
     a.fp = fp;   /* decided with the block in view, where decode_access_at sees only the move */
     s->seen = 1;
-    watch_access(t, uc, i, &a, waddr, wlen, 1, s->weight);
+    watch_access(t, uc, i, &a, waddr, wlen, 1, s->weight, s->rate);
 }
 
 /* Slot i, a guard, fired: the sample's pc runs again and the access it
@@ -419,20 +432,23 @@ static uint32_t weigh(uint32_t bytes, double weight)
 }
 
 /* A pair found by watch s: its bytes count times the watch's weight, the
- * samples it stands for (watch.h), and times its span (span_of). */
+ * samples it stands for (watch.h), times its region's access rate
+ * (access_rate) and times its span (span_of). */
 static void record_pair(thread_state *t, const ucontext_t *uc, const watch_slot *s, const mem_access *a,
                         const detect_result *d)
 {
     uint32_t ctx = capture_context(t, uc, a->pc);
     if (!ctx)
         return;
-    double w = s->weight >= 1 ? s->weight : 1, b = w * (s->span ? s->span : 1);
+    double w = s->weight >= 1 ? s->weight : 1, r = w * s->rate * RATE_SCALE, b = r * (s->span ? s->span : 1);
     if (pairs_add(&t->pairs, s->ctx, ctx, weigh(d->bytes, b), weigh(d->wasteful, b), weigh(d->approx, b)) < 0) {
         t->drops[DROP_TABLE_FULL]++;
         return;
     }
     t->stats[STAT_WEIGHTED_PAIRS] += (uint64_t)(w + 0.5);
     t->stats[STAT_WEIGHT_SQUARES] += (uint64_t)(w * w + 0.5);
+    t->stats[STAT_RATE_WEIGHTS] += (uint64_t)(r + 0.5);
+    t->stats[STAT_RATE_WEIGHT_SQUARES] += (uint64_t)(r * r + 0.5);
 }
 
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)

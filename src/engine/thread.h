@@ -47,7 +47,9 @@ enum thread_stat {
     STAT_GUARDS,         /* guarded samples: a code breakpoint at the pc watched for the pass's end */
     STAT_GUARD_DECLINED, /* guarded samples not monitored: no slot was free for the guard */
     STAT_WEIGHTED_PAIRS, /* the pairs counted, each times its watch's weight (watch.h), rounded */
-    STAT_WEIGHT_SQUARES, /* the sum of those weights squared, rounded: the sampling error's effective count */
+    STAT_WEIGHT_SQUARES, /* the sum of those weights squared, rounded */
+    STAT_RATE_WEIGHTS,   /* the pairs counted, each times its whole weight (survival times rate, monitor.c) */
+    STAT_RATE_WEIGHT_SQUARES, /* the sum of those squared: the sampling error's effective count */
     STAT_COUNT
 };
 

@@ -28,6 +28,7 @@ typedef struct watch_slot {
     uint32_t ctx;       /* C1: cct node of the sampled access */
     uint64_t sample_pc; /* pc of the sampled access */
     uint64_t seen;      /* reservoir: samples offered since the slot was last free */
+    double rate;        /* accesses of the wanted kind per instruction where the sample drew it */
     double weight;      /* 1 / the chance this watch was armed and has survived the reservoir */
     uint64_t epoch;     /* engine epoch when armed */
 } watch_slot;

@@ -543,6 +543,17 @@ TEST(sampled_draws_each_access_of_the_region)
     CHECK(decode_access_sampled_cached(f + 17, ACCESS_STORE, 0, &uc, &a, &r) == 1);
     CHECK(r == DROP_NONE && a.deferred && a.pc == f + 4);
     CHECK(decode_access_sampled_cached(f + 15, ACCESS_STORE, 0, &uc, &a, &r) == 0);
+    /* Each says how dense in accesses of its kind its region is (the
+     * engine weighs its pair by that): 2 stores, 1 load of 7 instructions
+     * (add .. jne: the back edge ends it); the instruction at a pc, taken
+     * with no region, has none. */
+    CHECK(decode_access_sampled_cached(f + 17, ACCESS_STORE, 0, &uc, &a, &r) == 1);
+    CHECK(a.region_insns == 7 && a.region_cands == 2);
+    CHECK_EQ_U(sampled_at(f, sizeof sampled_loop, 20, ACCESS_LOAD, 5, &a), DROP_NONE);
+    CHECK(a.region_insns == 7 && a.region_cands == 1);
+    uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(f + 4);
+    CHECK_EQ_U(decode_access_at(f + 4, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(a.region_insns, 0);
 }
 
 /* Every draw over many samples: each store of the block equally often. */

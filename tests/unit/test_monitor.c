@@ -202,6 +202,14 @@ static const pair_entry *only_pair(const thread_state *t)
     return t->pairs.used == 1 ? &t->pairs.entries[0] : NULL;
 }
 
+/* A pair's bytes as monitor.c counts them: times 64 x the accesses per
+ * instruction of the region its sample drew from (each function above is
+ * one region with one access of a kind: 1 of n instructions). */
+static uint32_t counted(uint32_t bytes, unsigned insns)
+{
+    return (uint32_t)((double)bytes * 64.0 / insns + 0.5);
+}
+
 /* ---- tests ---- */
 
 TEST(a_sample_arms_a_write_watch_on_the_store_behind_the_pc)
@@ -225,7 +233,7 @@ TEST(the_same_value_stored_again_is_a_silent_pair)
     sample(t, at(store8, 3), &data[0], 7);
     trap(t, 0, at(store8_again, 3), &data[0], 7);   /* memory still 7 */
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->count == 1 && p->bytes == 8 && p->wasteful == 8 && p->approx == 0);
+    CHECK(p && p->count == 1 && p->bytes == counted(8, 2) && p->wasteful == p->bytes && p->approx == 0);
     CHECK(p && p->watch_ctx != p->trap_ctx);          /* two different pcs, two contexts */
     CHECK(!slot_hw[0].armed && !t->watch.slot[0].armed);  /* the trap ends the watch */
     CHECK_EQ_U(t->stats[STAT_TRAPS], 1);
@@ -240,7 +248,7 @@ TEST(a_different_value_is_monitored_not_wasteful)
     data[0] = 8;
     trap(t, 0, at(store8, 3), &data[0], 8);
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->bytes == 8 && p->wasteful == 0);
+    CHECK(p && p->bytes == counted(8, 2) && p->wasteful == 0);
     thread_end(t);
 }
 
@@ -259,7 +267,7 @@ TEST(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed)
     CHECK(slot_hw[0].armed);                  /* still watching, from the value it left */
     trap(t, 0, at(store8, 3), &data[0], 5);   /* the next round stores 5 again */
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->wasteful == 8);
+    CHECK(p && p->wasteful == counted(8, 2));
     thread_end(t);
 }
 
@@ -280,7 +288,7 @@ TEST(an_access_ahead_passes_over_earlier_accesses_to_its_bytes)
     CHECK_EQ_U(t->stats[STAT_PRIMED], 1);
     trap(t, 0, at(store8, 3), &data[0], 5);        /* 5 again */
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->wasteful == 8);
+    CHECK(p && p->wasteful == counted(8, 2));
     thread_end(t);
 }
 
@@ -318,7 +326,7 @@ TEST(a_guarded_access_that_runs_first_loses_its_guard_and_pairs)
     CHECK(t->watch.slot[0].armed && t->watch.slot[0].partner == 0);
     trap(t, 0, at(store8, 3), &data[0], 5);     /* 5 stored again */
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->wasteful == 8);
+    CHECK(p && p->wasteful == counted(8, 5));
     thread_end(t);
 }
 
@@ -394,7 +402,7 @@ TEST(an_access_the_registers_lost_is_taken_by_a_code_breakpoint)
     CHECK_EQ_U(t->stats[STAT_PRIMED], 1);
     trap(t, 0, at(store8, 3), &data[1], 3);          /* 3 stored again */
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->wasteful == 8);
+    CHECK(p && p->wasteful == counted(8, 3));
     thread_end(t);
 }
 
@@ -417,6 +425,24 @@ TEST(a_code_breakpoint_that_stops_elsewhere_is_spurious)
     thread_end(t);
 }
 
+/* A sample lands by time; its pair counts its bytes times its region's
+ * accesses per instruction, so that a region dense in stores is not
+ * outweighed by one that spends as long on other instructions. */
+TEST(a_pair_counts_its_region_accesses_per_instruction)
+{
+    thread_state *t = thread_begin(MODE_DEAD_STORE, 4);
+    sample(t, at(store8_again, 6), &data[0], 1);   /* 2 stores of 3 instructions */
+    trap(t, 0, at(store8, 3), &data[0], 1);
+    sample(t, at(store_advance, 3), &data[1], 1);  /* 1 store of 3: its base not moved yet */
+    trap(t, 0, at(store8, 3), &data[1], 1);
+    CHECK_EQ_U(t->pairs.used, 2);
+    CHECK(t->pairs.used == 2 && t->pairs.entries[0].bytes == counted(16, 3) &&
+          t->pairs.entries[1].bytes == counted(8, 3));
+    CHECK_EQ_U(t->stats[STAT_WEIGHTED_PAIRS], 2);                      /* samples */
+    CHECK_EQ_U(t->stats[STAT_RATE_WEIGHTS], counted(2, 3) + counted(1, 3));  /* 43 + 21 */
+    thread_end(t);
+}
+
 TEST(a_narrower_store_kills_only_the_bytes_it_overwrites)
 {
     thread_state *t = thread_begin(MODE_DEAD_STORE, 4);
@@ -424,7 +450,7 @@ TEST(a_narrower_store_kills_only_the_bytes_it_overwrites)
     CHECK_EQ_U(slot_hw[0].rw, 1);   /* dead stores must see reads */
     trap(t, 0, at(store4, 2), &data[0], 2);
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->bytes == 8 && p->wasteful == 4);
+    CHECK(p && p->bytes == counted(8, 2) && p->wasteful == counted(4, 2));
     thread_end(t);
 }
 
@@ -434,7 +460,7 @@ TEST(a_load_makes_the_store_useful_and_a_read_modify_write_too)
     sample(t, at(store8, 3), &data[0], 1);
     trap(t, 0, at(load8, 3), &data[0], 1);
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->bytes == 8 && p->wasteful == 0);
+    CHECK(p && p->bytes == counted(8, 2) && p->wasteful == 0);
     sample(t, at(store8, 3), &data[1], 1);
     trap(t, 0, at(add8, 3), &data[1], 1);
     CHECK_EQ_U(t->pairs.used, 2);
@@ -454,7 +480,7 @@ TEST(silent_load_keeps_watching_across_stores)
     CHECK(slot_hw[0].armed);
     trap(t, 0, at(load8, 3), &data[3], 42);    /* the next load gets the same value */
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->wasteful == 8);
+    CHECK(p && p->wasteful == counted(8, 2));
     thread_end(t);
 }
 
@@ -468,7 +494,7 @@ TEST(nearly_equal_doubles_are_approximately_silent)
     memcpy(&data[0], &y, 8);
     trap(t, 0, at(store_f64, 4), &data[0], 0);
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->wasteful == 0 && p->approx == 8);
+    CHECK(p && p->wasteful == 0 && p->approx == counted(8, 2));
     thread_end(t);
 }
 
@@ -595,7 +621,7 @@ TEST(a_sampled_rep_stos_watches_its_last_byte_until_it_passes)
     /* A later store over the whole element kills it. */
     trap(t, 0, at(store8, 3), (void *)(uintptr_t)w->addr, 9);
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->bytes == w->len && p->wasteful == w->len);
+    CHECK(p && p->bytes == counted(w->len, 2) && p->wasteful == p->bytes);
     thread_end(t);
 }
 
@@ -615,6 +641,7 @@ int main(void)
     RUN(only_accesses_past_a_branch_are_guarded_and_a_guard_needs_a_free_slot);
     RUN(a_guard_still_armed_at_the_next_sample_ends_its_access);
     RUN(watches_leave_a_slot_for_the_guard);
+    RUN(a_pair_counts_its_region_accesses_per_instruction);
     RUN(a_narrower_store_kills_only_the_bytes_it_overwrites);
     RUN(a_load_makes_the_store_useful_and_a_read_modify_write_too);
     RUN(silent_load_keeps_watching_across_stores);

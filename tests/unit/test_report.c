@@ -273,7 +273,7 @@ TEST(text_report)
     CHECK(strstr(doc, "threads:        3 in 2 processes") != NULL);
     CHECK(strstr(doc, "handler time:   4.500 ms") != NULL);
     CHECK(strstr(doc, "drops:          not_memory 3\n") != NULL);
-    CHECK(strstr(doc, "time-weighted") != NULL);
+    CHECK(strstr(doc, "each pair times its region's accesses per") != NULL);
     CHECK(strstr(doc, "Top 3 of 5 pairs") != NULL);
     CHECK(strstr(doc, "#1   10.53%  approx   1.75%  bytes 260  count 12\n"
                       "  watch (C1):\n"
