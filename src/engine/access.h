@@ -41,6 +41,7 @@ typedef struct mem_access {
     uint8_t fp;        /* enum access_fp */
     uint8_t region_insns;  /* sampled from a region: its instructions (0: the pc's own instruction) */
     uint8_t region_cands;  /* and its accesses of the wanted kind, one of which this is */
+    uint8_t element;       /* a string instruction's element size (size spans the next elements) */
     uint8_t base_rsp : 1;      /* addressed through the stack pointer */
     uint8_t rip_relative : 1;  /* addressed relative to the instruction */
     uint8_t base_r15 : 1;      /* addressed through r15 */

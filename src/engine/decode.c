@@ -240,6 +240,7 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
     if (!kind || size == 0 || size > 64)
         return DROP_NOT_MEMORY;
     int string = decode_is_string(d);
+    uint32_t element = size;
     if (post_state && !string && decode_clobbers(d, m))
         return DROP_ADDR_CLOBBERED;
     uint64_t ea;
@@ -266,7 +267,7 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
                          .base_rsp = decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP,
                          .rip_relative = decode_is_rip(m->mem.base),
                          .base_r15 = decode_widest(m->mem.base) == ZYDIS_REGISTER_R15,
-                         .string = string };
+                         .string = string, .element = string ? (uint8_t)element : 0 };
     *seg = m->mem.segment;
     return DROP_NONE;
 }

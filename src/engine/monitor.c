@@ -223,6 +223,9 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
     watch_slot *s = &t->watch.slot[slot];
     if (s->armed)
         t->stats[STAT_REPLACED]++;
+    /* A rep's watch covers its next elements; the sample stands for one. */
+    if (a->string && a->element && wlen > a->element)
+        rate *= (double)a->element / (double)wlen;
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
                        .string = a->string && before_run, .span = span_of(a, wlen),
                        .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,

@@ -40,15 +40,14 @@
  *                    away) and a changing one over a small array (its next
  *                    a few hundred iterations later): a watch must survive
  *                    the samples in between to see the first kind's pairs
- *   dense       80%  a loop of four silent stores (4 stores in 7
- *                    instructions), then a loop with one changing store
- *                    among a dozen loads (1 in 16): 4 of 5 stored bytes are
- *                    silent, but a sampler weighing each sample alike gives
- *                    the loop that runs longer per store the most weight
- *                    (~30%); loads cost about what stores do, on hardware
- *                    and under QEMU alike, so the two loops run at a similar
- *                    time per instruction, and weighing a sample by its
- *                    region's accesses per instruction gets 80%
+ *   dense       80%  two loops of the same shape, 24 loads summed in a
+ *                    chain, run one after the other: the first stores the
+ *                    sum (of zeros) and three more values from it, all
+ *                    silent; the second stores one changing value. 4 of 5
+ *                    stored bytes are silent, but the loops take about the
+ *                    same time, so the samples split about evenly, and a
+ *                    sample weighed alike read ~50%: a pair must count its
+ *                    region's accesses per instruction
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -62,7 +61,7 @@
 
 #define N 4096
 
-static long ia[N], ib[N], ic[N], id[N], limit[N], loads[N + 12];
+static long ia[N], ib[N], ic[N], id[N], limit[N], loads[N + 24];
 static long *far_big, far_n;
 static int perm[N];
 static double fa[N], fy[N];
@@ -150,21 +149,27 @@ __attribute__((noinline)) void far(long *big, long *small, long n, long r)
     }
 }
 
-__attribute__((noinline)) void dense(long *a, long *b, long *c, long *d, long n)
+/* The sum of s[i..i+11]; two of them make one chain of 24 loads, where the
+ * two loops below spend most of their time alike, on hardware and under
+ * QEMU (whose stores cost more than its arithmetic). */
+#define SUM12(s, i) ((s)[i] + (s)[(i) + 1] + (s)[(i) + 2] + (s)[(i) + 3] + (s)[(i) + 4] + (s)[(i) + 5] + \
+                     (s)[(i) + 6] + (s)[(i) + 7] + (s)[(i) + 8] + (s)[(i) + 9] + (s)[(i) + 10] + (s)[(i) + 11])
+
+__attribute__((noinline)) void dense(long *a, long *b, long *c, long *d, const long *s, long n)
 {
     for (long i = 0; i < n; i++) {
-        a[i] = 1;   /* PLANT: dense-silent */
-        b[i] = 2;
-        c[i] = 3;
-        d[i] = 4;
+        long x = SUM12(s, i) + SUM12(s, i + 12);   /* s holds zeros */
+        a[i] = x; b[i] = x + 1; c[i] = x + 2; d[i] = x + 3;   /* PLANT: dense-silent */
     }
 }
 
 __attribute__((noinline)) void sparse(long *a, const long *s, long n, long r)
 {
-    for (long i = 0; i < n; i++)
-        a[i] = r + s[i] + s[i + 1] + s[i + 2] + s[i + 3] + s[i + 4] + s[i + 5] + s[i + 6] +
-               s[i + 7] + s[i + 8] + s[i + 9] + s[i + 10] + s[i + 11];   /* PLANT: sparse-changes */
+    for (long i = 0; i < n; i++) {
+        long t = (i ^ r) * 5;   /* beside the chain: the loop as long as the first */
+        t ^= t >> 7;
+        a[i] = t + SUM12(s, i) + SUM12(s, i + 12);   /* PLANT: sparse-changes */
+    }
 }
 
 static double cpu_seconds(void)
@@ -209,7 +214,7 @@ int main(int argc, char **argv)
         else if (!strcmp(kernel, "far"))
             far(far_big, ib, far_n, r);
         else if (!strcmp(kernel, "dense")) {
-            dense(ia, ib, ic, id, N);
+            dense(ia, ib, ic, id, loads, N);
             sparse(fb, loads, N, r);
         }
         else {

@@ -556,6 +556,34 @@ TEST(sampled_draws_each_access_of_the_region)
     CHECK_EQ_U(a.region_insns, 0);
 }
 
+/* A sample at a rep stos with elements left takes the rep, whatever the
+ * draw, as a region of its own: it landed in the rep's elements' time. */
+TEST(sampled_in_a_running_rep_takes_the_rep)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,       /* 0: mov %rax,(%rdx) */
+        0xf3, 0xaa,             /* 3: rep stosb */
+        0xc3,                   /* 5: ret */
+    };
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    regs[REG_RDI] = 0x4000;
+    regs[REG_RCX] = 100;
+    for (uint64_t d = 0; d < 4; d++) {
+        CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, d, &a), DROP_NONE);
+        CHECK(a.pc == f + 3 && a.string && a.addr == 0x4000);
+        CHECK(a.region_insns == 1 && a.region_cands == 1);
+    }
+    /* Done (rcx 0): the pc is past its elements; the region draws as usual. */
+    regs[REG_RCX] = 0;
+    CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.pc == f && a.region_insns == 3 && a.region_cands == 2);
+}
+
 /* Every draw over many samples: each store of the block equally often. */
 TEST(sampled_draws_are_uniform)
 {
@@ -837,6 +865,7 @@ int main(void)
     RUN(before_forward_branch);
     RUN(before_decode_failure);
     RUN(sampled_draws_each_access_of_the_region);
+    RUN(sampled_in_a_running_rep_takes_the_rep);
     RUN(sampled_draws_are_uniform);
     RUN(sampled_regions_end_at_calls_and_targets_not_at_forward_branches);
     RUN(sampled_regions_end_at_back_edges);
