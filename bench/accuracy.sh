@@ -29,6 +29,14 @@
 #                              one mode (default 1), merged into one
 #                              profile: the inputs are sized for the exact mode, and a
 #                              short run gives the sampled side too few pairs
+#   WASP_GUEST_SMP=1 WASP_GUEST_QEMU_ARGS="-icount shift=0,sleep=off"   the guest's
+#                              clock counts instructions (one per ns) instead of
+#                              following the host's: samples then land per
+#                              instruction, as on a machine whose every instruction
+#                              takes the same time, wherever QEMU ends a block (its
+#                              default clock lands them only at block starts and
+#                              charges each block its emulation cost); icount needs
+#                              one vCPU (two hang at boot here)
 #   ACC_SAMPLED_ARGS="--budget off"   more `wasp run` options for the sampled runs:
 #                              in the guest one signal costs 3-9 ms, and the 2% budget
 #                              left minigzip 10 samples and Rhino 115
