@@ -57,6 +57,7 @@ typedef struct region_scan {
     uint32_t uses[CHOOSE_MAX_INSNS];    /* a candidate's address registers */
     uint8_t cand[CHOOSE_MAX_INSNS];     /* indices of the candidates */
     uint8_t cond[CHOOSE_MAX_INSNS];     /* 1: a conditional branch (it may skip what follows) */
+    uint8_t rep[CHOOSE_MAX_INSNS];      /* 1: a candidate rep string instruction (memset, memcpy) */
     unsigned n, ncand;
 } region_scan;
 
@@ -154,8 +155,12 @@ static int scan_region(uint64_t start, uint8_t want, region_scan *b)
         b->written[i] = decode_written(&d);
         b->uses[i] = 0;
         b->cond[i] = d.in.meta.category == ZYDIS_CATEGORY_COND_BR;
-        if (decode_candidate(&d, want, &b->uses[i]))
+        b->rep[i] = 0;
+        if (decode_candidate(&d, want, &b->uses[i])) {
             b->cand[b->ncand++] = (uint8_t)i;
+            b->rep[i] = decode_is_string(&d) &&
+                        (d.in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+        }
         if (decode_ends_region(&d.in, pc, pc + d.in.length))
             break;
         pc += d.in.length;
@@ -209,20 +214,6 @@ static enum drop_reason describe_deferred(const decode_insn *d, uint64_t pc, mem
     return r;
 }
 
-/* Whether instruction `at` is a candidate rep string instruction (rep
- * stos/movs: memset, memcpy) with elements left: a sample there landed in
- * its elements' time. */
-static int running_string(const region_scan *b, unsigned at, const ucontext_t *uc)
-{
-    decode_insn d;
-    unsigned k = 0;
-    while (k < b->ncand && b->cand[k] != at)
-        k++;
-    return k < b->ncand && uc->uc_mcontext.gregs[REG_RCX] != 0 && ZYAN_SUCCESS(decode_read_at(b->pc[at], &d)) &&
-           decode_is_string(&d) &&
-           (d.in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
-}
-
 enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint64_t draw,
                                const ucontext_t *uc, mem_access *out)
 {
@@ -235,12 +226,13 @@ enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint6
     unsigned c = b.cand[draw % b.ncand], at = index_of(&b, rip);
     if (at >= b.n || b.pc[at] != rip)
         return DROP_NO_BOUNDARY;   /* the code changed since its region was cached */
-    /* A rep runs one element at a time: a sample in it takes it, as a region
-     * of one instruction (one access per step). Drawn like the others, its
-     * elements would weigh as one access of the region per pass, however
-     * many it writes (memset's bytes were 8.4% of a Saxon run's dead-store
-     * bytes in the exact mode, 0.5% sampled). */
-    int in_string = running_string(&b, at, uc);
+    /* A rep runs one element at a time: a sample in one with elements left
+     * landed in its elements' time and takes it, as a region of one
+     * instruction (one access per step). Drawn like the others, its elements
+     * would weigh as one access of the region per pass, however many it
+     * writes (rep strings held 8.4% of a Saxon run's dead-store bytes in the
+     * exact mode, 0.5% sampled). */
+    int in_string = b.rep[at] && uc->uc_mcontext.gregs[REG_RCX] != 0;
     if (in_string)
         c = at;
     uint64_t pc = b.pc[c];
