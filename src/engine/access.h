@@ -48,6 +48,8 @@ typedef struct mem_access {
     uint8_t ahead : 1;         /* a sampled access that has not run yet (its watch primes) */
     uint8_t string : 1;        /* a string instruction (rep stos/movs: memset, memcpy) */
     uint8_t deferred : 1;      /* sampled, address not in the registers yet: a code breakpoint takes it */
+    uint8_t touched : 1;       /* deferred although it ran behind the pc: an access since may
+                                  have touched its bytes, ending its pair */
     uint8_t guarded : 1;       /* sampled ahead of the pc past a conditional branch: it may not run
                                   on this pass, so it counts only if it runs before the pc again */
 } mem_access;

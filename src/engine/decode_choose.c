@@ -43,6 +43,16 @@
  * before it runs, where its registers are exact. That costs one trap, not
  * the up-to-dozens of single steps EFLAGS.TF would need to walk there.
  *
+ * An access that ran earlier is deferred too when an instruction run since
+ * may have touched its bytes: its next access, the other half of its pair,
+ * has already happened, and a watch armed now would pair it with the one
+ * after (a Java allocation's zeroing store, overwritten by the constructor
+ * two instructions later, was paired with a later load: 14% of a Rhino
+ * run's stored bytes, dead in the exact mode, read live). "May": the
+ * instruction's address is compared when the registers still hold it, and
+ * counts as touching when they do not. Implicit stack accesses (push, pop)
+ * are not compared.
+ *
  * Signal context: no malloc, no locks, no stdio.
  */
 #include "decode_internal.h"
@@ -55,6 +65,10 @@ typedef struct region_scan {
     uint64_t pc[CHOOSE_MAX_INSNS];      /* instruction starts, from the region start */
     uint32_t written[CHOOSE_MAX_INSNS]; /* GPRs each one writes */
     uint32_t uses[CHOOSE_MAX_INSNS];    /* a candidate's address registers */
+    uint64_t addr[CHOOSE_MAX_INSNS];    /* behind the pc: where its access went, from the registers now */
+    uint8_t len[CHOOSE_MAX_INSNS];      /* ... and its bytes; 0: no explicit access */
+    uint8_t unknown[CHOOSE_MAX_INSNS];  /* 1: an access whose address the registers do not give */
+    uint32_t addr_uses[CHOOSE_MAX_INSNS]; /* an access's address registers (any kind) */
     uint8_t cand[CHOOSE_MAX_INSNS];     /* indices of the candidates */
     uint8_t cond[CHOOSE_MAX_INSNS];     /* 1: a conditional branch (it may skip what follows) */
     uint8_t rep[CHOOSE_MAX_INSNS];      /* 1: a candidate rep string instruction (memset, memcpy) */
@@ -140,9 +154,37 @@ static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t *uses)
     return 1;
 }
 
+static int is_rep_string(const decode_insn *d)
+{
+    return decode_is_string(d) &&
+           (d->in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+}
+
+/* Where instruction i, behind the pc, accessed memory, computed from the
+ * sample's registers: right only if nothing between it and the pc wrote
+ * them (touched_since checks). */
+static void note_access(region_scan *b, unsigned i, const decode_insn *d, const ucontext_t *uc)
+{
+    const ZydisDecodedOperand *m = NULL;
+    mem_access a;
+    if (decode_mem_operand(d, &m) != DROP_NONE)
+        return;
+    b->addr_uses[i] = decode_reg_bit(m->mem.base) | decode_reg_bit(m->mem.index);
+    /* A finished rep touched all its elements, not the one its registers
+     * name now: unknown, like an address they no longer give. */
+    if (is_rep_string(d) || decode_live(d, b->pc[i], uc, 1, &a) != DROP_NONE) {
+        b->unknown[i] = 1;
+        return;
+    }
+    b->addr[i] = a.addr;
+    b->len[i] = (uint8_t)a.size;
+}
+
 /* Decodes the region from its start up to and including the instruction
- * that ends it, at most CHOOSE_MAX_INSNS and CHOOSE_MAX_BYTES. */
-static int scan_region(uint64_t start, uint8_t want, region_scan *b)
+ * that ends it, at most CHOOSE_MAX_INSNS and CHOOSE_MAX_BYTES. With uc,
+ * notes where each instruction before rip accessed memory. */
+static int scan_region(uint64_t start, uint8_t want, const ucontext_t *uc, uint64_t rip,
+                       region_scan *b)
 {
     uint64_t pc = start;
     b->n = b->ncand = 0;
@@ -156,10 +198,13 @@ static int scan_region(uint64_t start, uint8_t want, region_scan *b)
         b->uses[i] = 0;
         b->cond[i] = d.in.meta.category == ZYDIS_CATEGORY_COND_BR;
         b->rep[i] = 0;
+        b->len[i] = b->unknown[i] = 0;
+        b->addr_uses[i] = 0;
+        if (uc && pc < rip)
+            note_access(b, i, &d, uc);
         if (decode_candidate(&d, want, &b->uses[i])) {
             b->cand[b->ncand++] = (uint8_t)i;
-            b->rep[i] = decode_is_string(&d) &&
-                        (d.in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+            b->rep[i] = is_rep_string(&d);
         }
         if (decode_ends_region(&d.in, pc, pc + d.in.length))
             break;
@@ -171,7 +216,7 @@ static int scan_region(uint64_t start, uint8_t want, region_scan *b)
 unsigned decode_region_candidates(uint64_t start, uint8_t want)
 {
     region_scan b;
-    return scan_region(start, want, &b) < 0 ? 0 : b.ncand;
+    return scan_region(start, want, NULL, 0, &b) < 0 ? 0 : b.ncand;
 }
 
 /* Index of the first instruction at or after rip. */
@@ -202,6 +247,20 @@ static int branch_between(const region_scan *b, unsigned lo, unsigned hi)
     return 0;
 }
 
+/* Whether an instruction between the drawn access c (behind the pc) and
+ * the pc at may have touched its bytes a: then the pair it starts has
+ * already ended. */
+static int touched_since(const region_scan *b, unsigned c, unsigned at, const mem_access *a)
+{
+    for (unsigned i = c + 1; i < at; i++) {
+        if (b->unknown[i] || (b->len[i] && (b->addr_uses[i] & written_between(b, i + 1, at))))
+            return 1;
+        if (b->len[i] && b->addr[i] < a->addr + a->size && a->addr < b->addr[i] + b->len[i])
+            return 1;
+    }
+    return 0;
+}
+
 /* A deferred access: everything about it that does not depend on
  * registers (kind, width, how it is addressed); the address comes when
  * its code breakpoint stops the thread. */
@@ -219,7 +278,7 @@ enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint6
 {
     region_scan b;
     decode_insn d;
-    if (scan_region(start, want, &b) < 0)
+    if (scan_region(start, want, uc, rip, &b) < 0)
         return DROP_DECODE_FAILED;
     if (b.ncand == 0)
         return DROP_NOT_MEMORY;
@@ -240,9 +299,13 @@ enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint6
         return DROP_DECODE_FAILED;
     enum drop_reason r;
     *out = (mem_access){ 0 };
-    if (c < at && !(b.uses[c] & written_between(&b, c, at)))
+    if (c < at && !(b.uses[c] & written_between(&b, c, at))) {
         r = decode_live(&d, pc, uc, 1, out);        /* ran, registers still hold its address */
-    else if (c >= at && !(b.uses[c] & written_between(&b, at, c))) {
+        if (r == DROP_NONE && touched_since(&b, c, at, out)) {
+            r = describe_deferred(&d, pc, out);     /* its pair ended: take its next run */
+            out->touched = 1;
+        }
+    } else if (c >= at && !(b.uses[c] & written_between(&b, at, c))) {
         r = decode_live(&d, pc, uc, 0, out);        /* runs next, registers already hold it */
         out->ahead = 1;
     } else

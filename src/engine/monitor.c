@@ -272,6 +272,8 @@ static void defer_access(thread_state *t, int slot, const mem_access *a)
         return;
     }
     t->stats[STAT_CODE_BREAKS]++;
+    if (a->touched)
+        t->stats[STAT_TOUCHED_BEHIND]++;
 }
 
 /* A pass through a region takes far less than a sampling interval: a guard

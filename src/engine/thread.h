@@ -50,6 +50,8 @@ enum thread_stat {
     STAT_WEIGHT_SQUARES, /* the sum of those weights squared, rounded */
     STAT_RATE_WEIGHTS,   /* the pairs counted, each times its whole weight (survival times rate, monitor.c) */
     STAT_RATE_WEIGHT_SQUARES, /* the sum of those squared: the sampling error's effective count */
+    STAT_TOUCHED_BEHIND, /* code breaks of accesses behind the pc whose bytes an access since may
+                            have touched (its pair had ended: its next run is taken instead) */
     STAT_COUNT
 };
 

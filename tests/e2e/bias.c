@@ -48,6 +48,14 @@
  *                    same time, so the samples split about evenly, and a
  *                    sample weighed alike read ~50%: a pair must count its
  *                    region's accesses per instruction
+ *   near        50%  one slot stored twice in a row, the same value, each
+ *                    iteration: the first store's pair ends at the second
+ *                    (silent), the second's at the next iteration's first
+ *                    (changes). A sample after both
+ *                    that drew the first and armed a watch from the
+ *                    registers paired it with the next iteration's store: the
+ *                    pair it starts had already ended (Java's allocation
+ *                    zeroing, overwritten by the constructor, read live)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -172,6 +180,21 @@ __attribute__((noinline)) void sparse(long *a, const long *s, long n, long r)
     }
 }
 
+static volatile int near_stop;   /* never set */
+
+__attribute__((noinline)) void near(volatile long *a, long n, long r)
+{
+    unsigned long v = (unsigned long)r;
+    for (long i = 0; i < n; i++) {
+        a[0] = (long)v;   /* PLANT: near-silent */
+        a[0] = (long)v;   /* PLANT: near-changes */
+        if (near_stop)    /* never: a block starts after the stores, */
+            abort();      /* so QEMU's timer lands there too */
+        v = (v ^ (v >> 7)) * 0x9E3779B97F4A7C15ul;
+        v ^= v >> 11;
+    }
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -213,12 +236,14 @@ int main(int argc, char **argv)
             wide_half(ia, N, r);
         else if (!strcmp(kernel, "far"))
             far(far_big, ib, far_n, r);
+        else if (!strcmp(kernel, "near"))
+            near(ia, N, r);
         else if (!strcmp(kernel, "dense")) {
             dense(ia, ib, ic, id, loads, N);
             sparse(fb, loads, N, r);
         }
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }

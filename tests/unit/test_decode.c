@@ -791,6 +791,40 @@ TEST(sampled_defers_what_the_registers_no_longer_give)
     CHECK(a.ahead && !a.deferred && a.addr == 0x6000);
 }
 
+/* A store behind the pc whose bytes an instruction since touched: its
+ * pair has ended (a Java allocation's zeroing store and the constructor's
+ * store two instructions later), so its next run is taken, not the
+ * registers now. Other bytes leave it to the registers; an access whose
+ * address the registers no longer give may have touched it. */
+TEST(sampled_defers_an_access_whose_bytes_were_touched_since)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,       /* 0: mov %rax,(%rdx)      zeroing store */
+        0x48, 0x89, 0x4a, 0x08, /* 3: mov %rcx,0x8(%rdx)   other bytes */
+        0x48, 0x89, 0x1a,       /* 7: mov %rbx,(%rdx)      the same bytes */
+        0x48, 0x8b, 0x36,       /* 10: mov (%rsi),%rsi     an address now lost */
+        0xc3,                   /* 13: ret */
+    };
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x4000;
+    regs[REG_RSI] = 0x6000;
+    /* At 7: only the 8 bytes after ran since the first store. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 7, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(!a.deferred && !a.touched && a.pc == f && a.addr == 0x4000);
+    /* At 10: the third store overwrote it. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 10, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.deferred && a.touched && a.pc == f && a.addr == 0);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 10, ACCESS_STORE, 1, &a), DROP_NONE);
+    CHECK(!a.deferred && !a.touched && a.pc == f + 3 && a.addr == 0x4008);
+    /* At 13: the load's address went with its own result: it may have. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 13, ACCESS_STORE, 2, &a), DROP_NONE);
+    CHECK(a.deferred && a.touched && a.pc == f + 7);
+}
+
 /* Traps without a known boundary: the watched address picks the split. */
 TEST(ending_at_uses_the_watched_address)
 {
@@ -873,6 +907,7 @@ int main(void)
     RUN(sampled_skips_stack_slots_and_constants);
     RUN(sampled_skips_the_thread_register);
     RUN(sampled_defers_what_the_registers_no_longer_give);
+    RUN(sampled_defers_an_access_whose_bytes_were_touched_since);
     RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
     RUN(format_text);

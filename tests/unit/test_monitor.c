@@ -34,6 +34,8 @@ static const uint8_t add8[] = { 0x48, 0x01, 0x02, 0xc3 };
 static const uint8_t rep_stosb[] = { 0xf3, 0xaa, 0xc3 };
 /* mov %rax,(%rdx); mov %rax,(%rdx); ret: a second function, for contexts */
 static const uint8_t store8_again[] = { 0x48, 0x89, 0x02, 0x48, 0x89, 0x02, 0xc3 };
+/* mov %rax,(%rdx); mov %rax,0x8(%rdx); ret: two stores to different bytes */
+static const uint8_t store8_pair[] = { 0x48, 0x89, 0x02, 0x48, 0x89, 0x42, 0x08, 0xc3 };
 /* mov %rax,(%rdx); add $8,%rdx; ret: after the add, the store's address is gone */
 static const uint8_t store_advance[] = { 0x48, 0x89, 0x02, 0x48, 0x83, 0xc2, 0x08, 0xc3 };
 /* test %rax,%rax; je 1f; mov %rax,(%rdx); nop; 1: ret: a store a branch may skip */
@@ -43,7 +45,7 @@ static const struct { const uint8_t *code; size_t len; } functions[] = {
     { store8, sizeof store8 }, { store4, sizeof store4 }, { load8, sizeof load8 },
     { store_f64, sizeof store_f64 }, { add8, sizeof add8 }, { rep_stosb, sizeof rep_stosb },
     { store8_again, sizeof store8_again }, { store_advance, sizeof store_advance },
-    { store_if, sizeof store_if },
+    { store_if, sizeof store_if }, { store8_pair, sizeof store8_pair },
 };
 
 static uint64_t data[16] __attribute__((aligned(64)));
@@ -431,8 +433,8 @@ TEST(a_code_breakpoint_that_stops_elsewhere_is_spurious)
 TEST(a_pair_counts_its_region_accesses_per_instruction)
 {
     thread_state *t = thread_begin(MODE_DEAD_STORE, 4);
-    sample(t, at(store8_again, 6), &data[0], 1);   /* 2 stores of 3 instructions */
-    trap(t, 0, at(store8, 3), &data[0], 1);
+    sample(t, at(store8_pair, 7), &data[0], 1);    /* 2 stores of 3 instructions */
+    trap(t, 0, at(store8, 3), (void *)(uintptr_t)slot_hw[0].addr, 1);   /* whichever was drawn */
     sample(t, at(store_advance, 3), &data[1], 1);  /* 1 store of 3: its base not moved yet */
     trap(t, 0, at(store8, 3), &data[1], 1);
     CHECK_EQ_U(t->pairs.used, 2);
