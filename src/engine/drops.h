@@ -28,6 +28,8 @@ enum drop_reason {
     DROP_STACK,            /* access to the thread's own stack, with stack=exclude */
     DROP_RUNTIME,          /* a runtime's own state: JIT constants, the VM's thread structure */
     DROP_SKIPPED_AHEAD,    /* the access drawn ahead of the pc did not run before its bytes were touched */
+    DROP_IN_HANDLER,       /* the sampling period ended inside wasp's own handler: delivered
+                              as it returned, at the pc it handled, not where the program's time went */
     DROP_REASON_COUNT
 };
 
@@ -39,7 +41,7 @@ static inline const char *drop_reason_name(enum drop_reason r)
         "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
         "table_full", "spurious_trap", "unreadable", "epoch",
         "no_record", "ring_lost", "inexact_ip", "stack_probe", "stack", "runtime",
-        "skipped_ahead",
+        "skipped_ahead", "in_handler",
     };
     return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
 }

@@ -130,6 +130,17 @@ static void budget_after_sample(thread_state *t, uint64_t handler_ns)
         active_sampler->set_period(t, period);
 }
 
+/* Whether a SIGTRAP waits: the handler blocks every signal, so a sampling
+ * period that ends while it runs is delivered as it returns, at the pc it
+ * handled (a trap's access, or the sample's own pc), not at one the timer
+ * chose. Taken there, samples would follow the traps: a consumer whose
+ * traps take long to handle (an unwind through libc) drew them to itself. */
+static int sigtrap_pending(void)
+{
+    sigset_t pending;
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGTRAP) == 1;
+}
+
 static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
 {
     uint64_t data;
@@ -166,10 +177,12 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
     }
     int saved_errno = errno;
     uint64_t cpu = thread_cpu_ns(), start = now_ns();
+    int owed = t->sample_owed;
+    t->sample_owed = 0;
     if (t->altstack_pending)
         take_pending_stack(t);
     if ((data & SIG_TAG_MASK) == SIG_TAG_SAMPLER) {
-        monitor_sample(t, si, ctx);
+        monitor_sample(t, si, ctx, owed);
         t->last_sample_ns = now_ns();
         t->stats[STAT_SAMPLE_NS] += t->last_sample_ns - start;
         budget_after_sample(t, thread_cpu_ns() - cpu);
@@ -178,6 +191,7 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
         t->stats[STAT_TRAP_NS] += now_ns() - start;
         budget_charge(&t->budget, thread_cpu_ns() - cpu, 1);
     }
+    t->sample_owed = active_sampler->pc_at_delivery && sigtrap_pending();
     __atomic_store_n(&t->in_handler, 0, __ATOMIC_RELEASE);
     errno = saved_errno;
 }

@@ -300,7 +300,7 @@ static int watch_limit(const thread_state *t)
     return limit;
 }
 
-void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
+void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc, int due_in_handler)
 {
     mem_access a = { 0 };
     int before_run;
@@ -308,6 +308,10 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc)
     uint32_t wlen = 0;
 
     t->stats[STAT_SAMPLES]++;
+    if (due_in_handler) {
+        t->drops[DROP_IN_HANDLER]++;
+        return;
+    }
     retire_old_watches(t);
     expire_guards(t);
     enum drop_reason r = active_sampler->take(t, si, uc, frontend, sample_want, &a, &before_run);

@@ -40,8 +40,10 @@ extern const monitor_io monitor_perf_io;
 void monitor_setup(const wasp_options *o, const engine_frontend *fe, const sampler *s,
                    const monitor_io *io);
 
-/* A sampler signal in thread t: maybe arms a watch. */
-void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc);
+/* A sampler signal in thread t: maybe arms a watch. due_in_handler: its
+ * period ended while wasp's previous handler ran (handler.c), so its pc is
+ * where that handler returned to: counted and dropped. */
+void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc, int due_in_handler);
 
 /* A trap of slot i in thread t: absorbs, pairs, keeps or frees the watch. */
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i);

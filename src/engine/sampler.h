@@ -19,6 +19,9 @@
 
 typedef struct sampler {
     const char *name;
+    /* 1: a sample is the pc its signal interrupts (software), 0: the
+     * pc the hardware recorded when the period ended (PMU). */
+    int pc_at_delivery;
     /* Normal context, in the thread itself. Returns 0, or -1 with a message. */
     int (*thread_start)(thread_state *t, const wasp_options *o, char *err, size_t errlen);
     void (*thread_stop)(thread_state *t);

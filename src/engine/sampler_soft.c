@@ -71,6 +71,7 @@ static int soft_set_period(thread_state *t, uint64_t period)
 
 const sampler sampler_software = {
     .name = "software",
+    .pc_at_delivery = 1,
     .thread_start = soft_thread_start,
     .thread_stop = soft_thread_stop,
     .take = soft_take,

@@ -74,6 +74,7 @@ struct thread_state {
     uint64_t epoch;            /* engine epoch the armed watches belong to */
     uint64_t stack_lo, stack_hi;  /* the thread's stack, for stack=exclude; 0 if unknown */
     int in_handler;            /* set by the handler while it runs (seq_cst, see handler.c) */
+    int sample_owed;           /* a sampler signal came due while the last handler ran (handler.c) */
     int closing;               /* set by the writer: handlers become no-ops */
     int pausing;               /* set by the checkpoint thread while it copies the tables */
     uint64_t seq;              /* the profile's number in its pid directory (<tid>-<seq>.wasp) */

@@ -48,6 +48,12 @@
  *                    same time, so the samples split about evenly, and a
  *                    sample weighed alike read ~50%: a pair must count its
  *                    region's accesses per instruction
+ *   deep        50%  (dead-store mode) a shallow loop stores what a loop
+ *                    120 calls down reads (live), and the deep one stores a
+ *                    value nothing reads (dead): every trap and sample in
+ *                    the deep loop unwinds 120 frames, so sampling periods
+ *                    end inside wasp's handler there; delivered as it
+ *                    returns, such samples landed in the deep loop
  *   near        50%  one slot stored twice in a row, the same value, each
  *                    iteration: the first store's pair ends at the second
  *                    (silent), the second's at the next iteration's first
@@ -195,6 +201,34 @@ __attribute__((noinline)) void near(volatile long *a, long n, long r)
     }
 }
 
+/* deep (dead-store mode): the consumer runs DEEP_FRAMES calls down, so
+ * each trap and sample there unwinds a long stack and wasp's handler takes
+ * long: periods end inside it. */
+#define DEEP_FRAMES 120
+
+__attribute__((noinline)) void deep_produce(long *x, const long *z, long n)
+{
+    for (long i = 0; i < n; i++)
+        x[i] = z[i];   /* PLANT: deep-live */
+}
+
+__attribute__((noinline)) long deep_consume(const long *x, long *y, long n)
+{
+    long s = 0;
+    for (long i = 0; i < n; i++) {
+        s += x[i];
+        y[i] = 5;   /* PLANT: deep-dead */
+    }
+    return s;
+}
+
+__attribute__((noinline)) long deep_descend(int frames, const long *x, long *y, long n)
+{
+    if (frames == 0)
+        return deep_consume(x, y, n);
+    return deep_descend(frames - 1, x, y, n) + 1;   /* not a tail call: the frames stay */
+}
+
 static double cpu_seconds(void)
 {
     struct timespec t;
@@ -215,6 +249,7 @@ int main(int argc, char **argv)
         perm[i] = (int)((i * 1031) % N);   /* 1031 is odd: a permutation */
         limit[i] = i + 1;
     }
+    long deep_total = 0;
     for (long r = 1; rounds < 0 || r <= rounds; r++) {
         if ((r & 63) == 0 && cpu_seconds() >= seconds)
             break;
@@ -236,6 +271,10 @@ int main(int argc, char **argv)
             wide_half(ia, N, r);
         else if (!strcmp(kernel, "far"))
             far(far_big, ib, far_n, r);
+        else if (!strcmp(kernel, "deep")) {
+            deep_produce(ia, limit, N);   /* as long a loop as deep_consume's */
+            deep_total += deep_descend(DEEP_FRAMES, ia, ib, N);
+        }
         else if (!strcmp(kernel, "near"))
             near(ia, N, r);
         else if (!strcmp(kernel, "dense")) {
@@ -243,10 +282,10 @@ int main(int argc, char **argv)
             sparse(fb, loads, N, r);
         }
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near|deep [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }
-    printf("%ld %ld %g\n", ia[N - 1], ib[N - 1] + ic[1] + id[1] + fb[1], fa[N - 1]);
+    printf("%ld %ld %g %ld\n", ia[N - 1], ib[N - 1] + ic[1] + id[1] + fb[1], fa[N - 1], deep_total);
     return 0;
 }

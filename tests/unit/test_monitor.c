@@ -183,7 +183,7 @@ static greg_t sample_flags(thread_state *t, uint64_t pc, void *rdx, uint64_t rax
 {
     ucontext_t uc = context(pc, rdx, rax);
     siginfo_t si = sync_info();
-    monitor_sample(t, &si, &uc);
+    monitor_sample(t, &si, &uc, 0);
     return uc.uc_mcontext.gregs[REG_EFL];
 }
 
@@ -427,6 +427,24 @@ TEST(a_code_breakpoint_that_stops_elsewhere_is_spurious)
     thread_end(t);
 }
 
+/* A sample whose period ended inside wasp's previous handler is delivered
+ * at the pc that handler returned to (a trap's access): not a pc the
+ * timer chose, so it is counted and dropped, and arms nothing. */
+TEST(a_sample_due_inside_a_handler_is_dropped)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    ucontext_t uc = context(at(store8, 0), &data[0], 5);
+    siginfo_t si = sync_info();
+    monitor_sample(t, &si, &uc, 1);
+    CHECK_EQ_U(t->stats[STAT_SAMPLES], 1);
+    CHECK_EQ_U(t->drops[DROP_IN_HANDLER], 1);
+    CHECK_EQ_U(t->stats[STAT_ARMED], 0);
+    CHECK(!slot_hw[0].armed && !t->watch.slot[0].armed);
+    sample(t, at(store8, 0), &data[0], 5);   /* the next one is taken */
+    CHECK_EQ_U(t->stats[STAT_ARMED], 1);
+    thread_end(t);
+}
+
 /* A sample lands by time; its pair counts its bytes times its region's
  * accesses per instruction, so that a region dense in stores is not
  * outweighed by one that spends as long on other instructions. */
@@ -608,7 +626,7 @@ TEST(a_sampled_rep_stos_watches_its_last_byte_until_it_passes)
     uc.uc_mcontext.gregs[REG_RDI] = (greg_t)(uintptr_t)bytes;
     uc.uc_mcontext.gregs[REG_RCX] = 64;
     siginfo_t si = sync_info();
-    monitor_sample(t, &si, &uc);
+    monitor_sample(t, &si, &uc, 0);
     CHECK_EQ_U(t->stats[STAT_ARMED], 1);
     const watch_slot *w = &t->watch.slot[0];
     CHECK(w->armed && w->string && w->priming);
@@ -646,6 +664,7 @@ int main(void)
     RUN(a_guard_still_armed_at_the_next_sample_ends_its_access);
     RUN(watches_leave_a_slot_for_the_guard);
     RUN(a_pair_counts_its_region_accesses_per_instruction);
+    RUN(a_sample_due_inside_a_handler_is_dropped);
     RUN(a_narrower_store_kills_only_the_bytes_it_overwrites);
     RUN(a_load_makes_the_store_useful_and_a_read_modify_write_too);
     RUN(silent_load_keeps_watching_across_stores);
