@@ -37,6 +37,8 @@
 #                              default clock lands them only at block starts and
 #                              charges each block its emulation cost); icount needs
 #                              one vCPU (two hang at boot here)
+#   ACC_JVM_FLAGS              the JVM's machine-dependent settings, the same on both sides
+#                              (default below: what Valgrind's JVM picks on our hosts)
 #   ACC_SAMPLED_ARGS="--budget off"   more `wasp run` options for the sampled runs:
 #                              in the guest one signal costs 3-9 ms, and the 2% budget
 #                              left minigzip 10 samples and Rhino 115
@@ -79,7 +81,24 @@ bench/accuracy/build-native.sh "$out" || die "cannot build the native programs"
 # Valgrind (one thread at a time, every thread ~50x slower) and under QEMU
 # the program runs interpreted and profiling code for a different share of
 # its work than on hardware, so the two runs would not execute the same code.
-JAVA="java -Xbatch"
+#
+# And with one set of the JVM's machine-dependent choices: a JVM sizes its
+# heap from the memory it sees and picks its code from the CPU features it
+# sees, and Valgrind's JVM (AVX2, no ERMS, 24 GiB) and the guest's (ERMS,
+# 16-byte vectors, 2 GiB) differ: the guest's JIT zeroed new objects with
+# `rep stosb` where the exact run's used vector stores (BeanShell's dead-store
+# run: 15% of the exact bytes in vector stores, 16% of the sampled ones in
+# rep stos), copied arrays another way, vectorized loops 16 bytes wide, and
+# collected a heap of 1 MiB regions instead of 4. ACC_JVM_FLAGS (default: the
+# values `valgrind java -XX:+PrintFlagsFinal` gives on our hosts, so the exact
+# runs made before this setting ran the same code) pins them on both sides.
+# Not pinned: class data sharing, which the guest's jlink'd runtime lacks.
+JVM_FLAGS=${ACC_JVM_FLAGS-"-XX:UseAVX=2 -XX:MaxVectorSize=32 -XX:-UseFastStosb -XX:+UseXMMForObjInit
+ -XX:+UseUnalignedLoadStores -XX:+UseXMMForArrayCopy -XX:+UseFPUForSpilling -XX:-UseNewLongLShift
+ -XX:-UseStoreImmI16 -XX:-UseXmmI2D -XX:-UseXmmI2F -XX:AllocatePrefetchDistance=192
+ -XX:AllocatePrefetchLines=4 -XX:MaxLoopPad=11 -XX:G1HeapRegionSize=4m
+ -XX:InitialHeapSize=398458880 -XX:MaxHeapSize=6320816128"}
+JAVA="java -Xbatch $(echo $JVM_FLAGS)"
 # Rhino names the classes it compiles a script into after the script's path:
 # the same path on both sides (the guest gets files outside /w and /tmp at
 # their own paths), or no pair of a JS function would match across them.

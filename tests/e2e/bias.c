@@ -53,7 +53,8 @@
  *                    value nothing reads (dead): every trap and sample in
  *                    the deep loop unwinds 120 frames, so sampling periods
  *                    end inside wasp's handler there; delivered as it
- *                    returns, such samples landed in the deep loop
+ *                    returns, such samples landed in the deep loop, and
+ *                    must be dropped
  *   near        50%  one slot stored twice in a row, the same value, each
  *                    iteration: the first store's pair ends at the second
  *                    (silent), the second's at the next iteration's first
