@@ -93,12 +93,12 @@ bench/accuracy/build-native.sh "$out" || die "cannot build the native programs"
 # values `valgrind java -XX:+PrintFlagsFinal` gives on our hosts, so the exact
 # runs made before this setting ran the same code) pins them on both sides.
 # Not pinned: class data sharing, which the guest's jlink'd runtime lacks.
-JVM_FLAGS=${ACC_JVM_FLAGS-"-XX:UseAVX=2 -XX:MaxVectorSize=32 -XX:-UseFastStosb -XX:+UseXMMForObjInit
- -XX:+UseUnalignedLoadStores -XX:+UseXMMForArrayCopy -XX:+UseFPUForSpilling -XX:-UseNewLongLShift
- -XX:-UseStoreImmI16 -XX:-UseXmmI2D -XX:-UseXmmI2F -XX:AllocatePrefetchDistance=192
- -XX:AllocatePrefetchLines=4 -XX:MaxLoopPad=11 -XX:G1HeapRegionSize=4m
- -XX:InitialHeapSize=398458880 -XX:MaxHeapSize=6320816128"}
-JAVA="java -Xbatch $(echo $JVM_FLAGS)"
+JVM_FLAGS=${ACC_JVM_FLAGS-"-XX:UseAVX=2 -XX:MaxVectorSize=32 -XX:-UseFastStosb -XX:+UseXMMForObjInit \
+-XX:+UseUnalignedLoadStores -XX:+UseXMMForArrayCopy -XX:+UseFPUForSpilling -XX:-UseNewLongLShift \
+-XX:-UseStoreImmI16 -XX:-UseXmmI2D -XX:-UseXmmI2F -XX:AllocatePrefetchDistance=192 \
+-XX:AllocatePrefetchLines=4 -XX:MaxLoopPad=11 -XX:G1HeapRegionSize=4m \
+-XX:InitialHeapSize=398458880 -XX:MaxHeapSize=6320816128"}
+JAVA="java -Xbatch $JVM_FLAGS"
 # Rhino names the classes it compiles a script into after the script's path:
 # the same path on both sides (the guest gets files outside /w and /tmp at
 # their own paths), or no pair of a JS function would match across them.
