@@ -131,6 +131,12 @@ int decode_is_string(const decode_insn *d)
     return d->in.meta.category == ZYDIS_CATEGORY_STRINGOP;
 }
 
+int decode_is_rep_string(const decode_insn *d)
+{
+    return decode_is_string(d) &&
+           (d->in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+}
+
 /* String instructions (rep stos/movs: memset, memcpy) have hidden memory
  * operands: the store (movs, stos) when there is one, else the load. */
 static enum drop_reason decode_string_operand(const decode_insn *d, const ZydisDecodedOperand **op)
@@ -252,8 +258,7 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
          * two iterations of a rep) that is the one about to be accessed;
          * after an iteration, the one just accessed is a step back. */
         int backward = (regs[REG_EFL] & 0x400) != 0;   /* EFLAGS.DF */
-        if (!post_state && (d->in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE |
-                                                ZYDIS_ATTRIB_HAS_REPNE)) && regs[REG_RCX] == 0)
+        if (!post_state && decode_is_rep_string(d) && regs[REG_RCX] == 0)
             return DROP_NOT_MEMORY;   /* a rep with nothing left to do */
         if (post_state)
             ea = backward ? ea + size : ea - size;

@@ -64,11 +64,10 @@
 typedef struct region_scan {
     uint64_t pc[CHOOSE_MAX_INSNS];      /* instruction starts, from the region start */
     uint32_t written[CHOOSE_MAX_INSNS]; /* GPRs each one writes */
-    uint32_t uses[CHOOSE_MAX_INSNS];    /* a candidate's address registers */
+    uint32_t uses[CHOOSE_MAX_INSNS];    /* an access's address registers (GPRs) */
     uint64_t addr[CHOOSE_MAX_INSNS];    /* behind the pc: where its access went, from the registers now */
     uint8_t len[CHOOSE_MAX_INSNS];      /* ... and its bytes; 0: no explicit access */
     uint8_t unknown[CHOOSE_MAX_INSNS];  /* 1: an access whose address the registers do not give */
-    uint32_t addr_uses[CHOOSE_MAX_INSNS]; /* an access's address registers (any kind) */
     uint8_t cand[CHOOSE_MAX_INSNS];     /* indices of the candidates */
     uint8_t cond[CHOOSE_MAX_INSNS];     /* 1: a conditional branch (it may skip what follows) */
     uint8_t rep[CHOOSE_MAX_INSNS];      /* 1: a candidate rep string instruction (memset, memcpy) */
@@ -135,29 +134,15 @@ static int decode_skipped(const ZydisDecodedOperand *m, uint8_t want)
 }
 
 /* Whether d is an access of the wanted kind whose address registers are
- * GPRs (or none, or rip); sets *uses to them. Branches are not candidates:
- * an indirect call's load is not data the program chose to move. */
-static int decode_candidate(const decode_insn *d, uint8_t want, uint32_t *uses)
+ * GPRs (or none, or rip). Branches are not candidates: an indirect call's
+ * load is not data the program chose to move. */
+static int decode_candidate(const decode_insn *d, const ZydisDecodedOperand *m, uint8_t want)
 {
-    const ZydisDecodedOperand *m = NULL;
-    if (decode_is_branch(&d->in) || decode_mem_operand(d, &m) != DROP_NONE ||
-        !decode_kind_matches(m, want) || decode_skipped(m, want))
+    if (decode_is_branch(&d->in) || !decode_kind_matches(m, want) || decode_skipped(m, want))
         return 0;
-    *uses = decode_reg_bit(m->mem.index);
-    if (m->mem.index != ZYDIS_REGISTER_NONE && !*uses)
+    if (m->mem.index != ZYDIS_REGISTER_NONE && decode_greg(m->mem.index) < 0)
         return 0;   /* a vector index (VSIB) */
-    if (!decode_is_rip(m->mem.base) && m->mem.base != ZYDIS_REGISTER_NONE) {
-        if (decode_greg(m->mem.base) < 0)
-            return 0;
-        *uses |= decode_reg_bit(m->mem.base);
-    }
-    return 1;
-}
-
-static int is_rep_string(const decode_insn *d)
-{
-    return decode_is_string(d) &&
-           (d->in.attributes & (ZYDIS_ATTRIB_HAS_REP | ZYDIS_ATTRIB_HAS_REPE | ZYDIS_ATTRIB_HAS_REPNE));
+    return decode_is_rip(m->mem.base) || m->mem.base == ZYDIS_REGISTER_NONE || decode_greg(m->mem.base) >= 0;
 }
 
 /* Where instruction i, behind the pc, accessed memory, computed from the
@@ -165,14 +150,10 @@ static int is_rep_string(const decode_insn *d)
  * them (touched_since checks). */
 static void note_access(region_scan *b, unsigned i, const decode_insn *d, const ucontext_t *uc)
 {
-    const ZydisDecodedOperand *m = NULL;
     mem_access a;
-    if (decode_mem_operand(d, &m) != DROP_NONE)
-        return;
-    b->addr_uses[i] = decode_reg_bit(m->mem.base) | decode_reg_bit(m->mem.index);
     /* A finished rep touched all its elements, not the one its registers
      * name now: unknown, like an address they no longer give. */
-    if (is_rep_string(d) || decode_live(d, b->pc[i], uc, 1, &a) != DROP_NONE) {
+    if (decode_is_rep_string(d) || decode_live(d, b->pc[i], uc, 1, &a) != DROP_NONE) {
         b->unknown[i] = 1;
         return;
     }
@@ -199,12 +180,15 @@ static int scan_region(uint64_t start, uint8_t want, const ucontext_t *uc, uint6
         b->cond[i] = d.in.meta.category == ZYDIS_CATEGORY_COND_BR;
         b->rep[i] = 0;
         b->len[i] = b->unknown[i] = 0;
-        b->addr_uses[i] = 0;
-        if (uc && pc < rip)
-            note_access(b, i, &d, uc);
-        if (decode_candidate(&d, want, &b->uses[i])) {
-            b->cand[b->ncand++] = (uint8_t)i;
-            b->rep[i] = is_rep_string(&d);
+        const ZydisDecodedOperand *m = NULL;
+        if (decode_mem_operand(&d, &m) == DROP_NONE) {
+            b->uses[i] = decode_reg_bit(m->mem.base) | decode_reg_bit(m->mem.index);
+            if (uc && pc < rip)
+                note_access(b, i, &d, uc);
+            if (decode_candidate(&d, m, want)) {
+                b->cand[b->ncand++] = (uint8_t)i;
+                b->rep[i] = decode_is_rep_string(&d);
+            }
         }
         if (decode_ends_region(&d.in, pc, pc + d.in.length))
             break;
@@ -253,7 +237,7 @@ static int branch_between(const region_scan *b, unsigned lo, unsigned hi)
 static int touched_since(const region_scan *b, unsigned c, unsigned at, const mem_access *a)
 {
     for (unsigned i = c + 1; i < at; i++) {
-        if (b->unknown[i] || (b->len[i] && (b->addr_uses[i] & written_between(b, i + 1, at))))
+        if (b->unknown[i] || (b->len[i] && (b->uses[i] & written_between(b, i + 1, at))))
             return 1;
         if (b->len[i] && b->addr[i] < a->addr + a->size && a->addr < b->addr[i] + b->len[i])
             return 1;

@@ -32,6 +32,8 @@ ZydisRegister decode_widest(ZydisRegister r);
 int decode_is_rip(ZydisRegister r);
 /* stos, movs, lods, scas, cmps (with or without rep). */
 int decode_is_string(const decode_insn *d);
+/* The same with a rep, repe or repne prefix. */
+int decode_is_rep_string(const decode_insn *d);
 /* The first explicit operand that really touches memory. */
 enum drop_reason decode_mem_operand(const decode_insn *d, const ZydisDecodedOperand **op);
 /* The access of d at pc with the registers of uc, segment bases added. */
