@@ -315,7 +315,10 @@ static int parse_pair(exact_raw *r, raw_line *l, size_t *cap, char *err, size_t 
             return raw_fail(err, errlen, l, "bad pair record");
     if (!thread_of(r, v[0]) || !leaf_known(r, v[1]) || !leaf_known(r, v[2]))
         return raw_fail(err, errlen, l, "pair refers to an unknown thread or context");
-    if (v[5] > v[4] || v[6] > v[4] || v[7] > v[4])
+    /* The tool counts approximately silent bytes only where the value
+     * changed, so wasteful and approximate bytes are disjoint (as a
+     * profile's reader requires of the pair written from this one). */
+    if (v[5] > v[4] || v[6] > v[4] - v[5] || v[7] > v[4] - v[5])
         return raw_fail(err, errlen, l, "pair has more wasteful bytes than bytes");
     if (grow((void **)&r->pairs, cap, r->npairs, sizeof(*r->pairs)) < 0)
         return raw_fail(err, errlen, l, "out of memory");
@@ -334,9 +337,9 @@ static int parse_fold(exact_raw *r, raw_line *l, char *err, size_t errlen)
         num(l->f[4], &v[2]) < 0 || !(t = thread_of(r, index)) || v[2] > v[1])
         return raw_fail(err, errlen, l, l->f[0][0] == 'f' ? "bad fold record" : "bad unnamed record");
     exact_fold_raw *f = l->f[0][0] == 'f' ? &t->small : &t->unnamed;
-    f->count += v[0];
-    f->bytes += v[1];
-    f->wasteful += v[2];
+    if (__builtin_add_overflow(f->count, v[0], &f->count) || __builtin_add_overflow(f->bytes, v[1], &f->bytes) ||
+        __builtin_add_overflow(f->wasteful, v[2], &f->wasteful))
+        return raw_fail(err, errlen, l, "counts past 2^64");
     return 0;
 }
 
@@ -387,6 +390,28 @@ static int parse_line(exact_raw *r, raw_line *l, size_t caps[5], char *err, size
     return parse_header(r, l, err, errlen);
 }
 
+/* Whether the file's counts and bytes sum within 64 bits: the converter
+ * adds them up per thread (the folds) and over the file (the fold bound),
+ * and a sum that wrapped would write a pair the reader refuses. A real run
+ * is far from the limit; a damaged file need not be. */
+static int totals_fit(const exact_raw *r)
+{
+    uint64_t count = 0, bytes = 0;
+    for (size_t i = 0; i < r->npairs; i++)
+        if (__builtin_add_overflow(count, r->pairs[i].count, &count) ||
+            __builtin_add_overflow(bytes, r->pairs[i].bytes, &bytes))
+            return 0;
+    for (size_t i = 0; i < r->nthreads; i++) {
+        const exact_thread_raw *t = &r->threads[i];
+        if (__builtin_add_overflow(count, t->small.count, &count) ||
+            __builtin_add_overflow(count, t->unnamed.count, &count) ||
+            __builtin_add_overflow(bytes, t->small.bytes, &bytes) ||
+            __builtin_add_overflow(bytes, t->unnamed.bytes, &bytes))
+            return 0;
+    }
+    return 1;
+}
+
 int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen)
 {
     size_t caps[5] = { 0 };
@@ -412,6 +437,8 @@ int exact_raw_parse(char *buf, exact_raw *r, char *err, size_t errlen)
         return exact_raw_free(r), raw_fail(err, errlen, &l, "truncated (no end record)");
     if (strcmp(r->mode, "dead-store") && strcmp(r->mode, "silent-store") && strcmp(r->mode, "silent-load"))
         return exact_raw_free(r), raw_fail(err, errlen, NULL, "unknown mode '%s'", r->mode);
+    if (!totals_fit(r))
+        return exact_raw_free(r), raw_fail(err, errlen, NULL, "counts past 2^64 (a damaged file)");
     return 0;
 }
 

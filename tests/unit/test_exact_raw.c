@@ -68,11 +68,11 @@ TEST(raw_refuses_damaged_files)
     free(old);
     CHECK(exact_raw_parse(foreign, &r, err, sizeof(err)) < 0);
     /* A fold naming no thread, or more wasteful bytes than bytes. */
-    char *fold = malloc(sizeof(RAW) + 32);
-    snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t7\t1\t8\t0\nend\n", (int)(sizeof(RAW) - 5), RAW);
+    char *fold = malloc(sizeof(RAW) + 64);
+    snprintf(fold, sizeof(RAW) + 64, "%.*sfold\t7\t1\t8\t0\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     CHECK(strstr(err, "bad fold record") != NULL);
-    snprintf(fold, sizeof(RAW) + 32, "%.*sunnamed\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
+    snprintf(fold, sizeof(RAW) + 64, "%.*sunnamed\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     CHECK(strstr(err, "bad unnamed record") != NULL);
     /* A tolerance the profiles written from it could not carry (fuzz_exact_raw found it). */
@@ -85,7 +85,19 @@ TEST(raw_refuses_damaged_files)
         CHECK(strstr(err, "bad fp_tolerance record") != NULL);
     }
     free(tol);
-    snprintf(fold, sizeof(RAW) + 32, "%.*sfold\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
+    /* Wasteful and approximate bytes that overlap, or bytes that sum past
+     * 64 bits: each pair reads, but the profile written from them would not
+     * (fuzz_exact_raw found both). */
+    char *overlap = strdup(RAW);
+    memcpy(strstr(overlap, "\t80\t16\t40\t40"), "\t80\t16\t80\t40", 12);
+    CHECK(exact_raw_parse(overlap, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "more wasteful bytes than bytes") != NULL);
+    free(overlap);
+    snprintf(fold, sizeof(RAW) + 64, "%.*sfold\t1\t1\t%s\t0\nend\n", (int)(sizeof(RAW) - 5), RAW,
+             "18446744073709551600");
+    CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
+    CHECK(strstr(err, "past 2^64") != NULL);
+    snprintf(fold, sizeof(RAW) + 64, "%.*sfold\t1\t1\t8\t9\nend\n", (int)(sizeof(RAW) - 5), RAW);
     CHECK(exact_raw_parse(fold, &r, err, sizeof(err)) < 0);
     free(fold);
     free(cut);
