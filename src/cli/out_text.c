@@ -195,12 +195,15 @@ static void text_choice(FILE *f, const merge_model *m)
             "                  instruction (code slower per instruction still weighs more per access);\n"
             "                  %" PRIu64 " samples waited at a code breakpoint for their access (%" PRIu64
             " whose pair had\n"
-            "                  ended before the sample), %" PRIu64 " reached it;\n"
-            "                  %" PRIu64 " guarded an access past a branch, %" PRIu64 " of them found it skipped"
-            " (%" PRIu64 " found no slot for the guard)\n",
+            "                  ended before the sample, %" PRIu64 " behind a branch target), %" PRIu64
+            " reached it;\n"
+            "                  %" PRIu64 " guarded an access past a branch or target, %" PRIu64
+            " of them found it\n"
+            "                  skipped (%" PRIu64 " found no slot for the guard)\n",
             merge_stat_value(m, "code_breaks"), merge_stat_value(m, "touched_behind"),
-            merge_stat_value(m, "code_hits"), merge_stat_value(m, "guards"),
-            merge_stat_value(m, "drop.skipped_ahead"), merge_stat_value(m, "guard_declined"));
+            merge_stat_value(m, "past_target"), merge_stat_value(m, "code_hits"), merge_stat_value(m, "guards"),
+            merge_stat_value(m, "drop.skipped_ahead") + merge_stat_value(m, "drop.skipped_behind"),
+            merge_stat_value(m, "guard_declined"));
     uint64_t weighted = merge_stat_value(m, "weighted_pairs");
     if (weighted)
         fprintf(f, "                  pairs weighted by their watch's survival: %" PRIu64

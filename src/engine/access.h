@@ -50,8 +50,10 @@ typedef struct mem_access {
     uint8_t deferred : 1;      /* sampled, address not in the registers yet: a code breakpoint takes it */
     uint8_t touched : 1;       /* deferred although it ran behind the pc: an access since may
                                   have touched its bytes, ending its pair */
-    uint8_t guarded : 1;       /* sampled ahead of the pc past a conditional branch: it may not run
-                                  on this pass, so it counts only if it runs before the pc again */
+    uint8_t guarded : 1;       /* sampled ahead of the pc past a conditional branch, or behind it
+                                  past a branch target: it may not run on this pass, so it counts
+                                  only if it runs before the pc again */
+    uint8_t past_target : 1;   /* guarded behind the pc: deferred to its next run */
 } mem_access;
 
 #endif

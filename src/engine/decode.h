@@ -42,10 +42,12 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
  * (ACCESS_STORE: any store; ACCESS_LOAD: a pure load) in rip's region, so
  * that within a region each access is equally likely per execution
  * (decode_choose.c says why). A region is straight-line code: from the
- * last branch target at or before rip, or the last call, return, jump or
- * backward branch before it, to the next call, return, jump or backward
- * branch (forward branches and branch targets inside are fine); at most 32
- * instructions back and 512 bytes in all. When the registers hold the drawn access's
+ * last call, return, jump or backward branch before rip, or loop head (a
+ * back edge's target) at or before it, to the next (conditional forward
+ * branches and other branch targets inside are fine), drawn
+ * from in fixed parts of at most 64 instructions and 256 bytes. An access
+ * behind rip with a branch target between them is deferred and guarded
+ * (out->past_target). When the registers hold the drawn access's
  * address now, *out is complete: out->ahead if it has not run yet.
  * Otherwise out->deferred is set, out->addr is 0, and a code breakpoint at
  * out->pc must take the address when it runs. Regions are cached per rip.

@@ -44,15 +44,27 @@ enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t
 /* decode_sweep.c. Target of a direct relative branch, 0 for others. */
 uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);
 
+/* A sampling region is drawn from in parts of at most this many
+ * instructions, starting within this many bytes of the part's start
+ * (decode_sweep.c): a part's start is one byte back from rip in the cache. */
+#define DECODE_PART_INSNS 64u
+#define DECODE_PART_BYTES 256u
+
 /* decode_choose.c. Whether in (at pc, next after it) is the last
  * instruction of a sampling region: a call, return, jump, system call, or
  * a backward branch (a loop's back edge). */
 int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next);
 /* How many accesses of the wanted kind the region starting at start has. */
 unsigned decode_region_candidates(uint64_t start, uint8_t want);
+/* Whether in, at pc, branching to target, makes target a loop head: a
+ * conditional backward branch (a back edge). Targets of jumps are not:
+ * C2 enters its loops past the head and its slow paths jump back into
+ * them. */
+int decode_is_loop_head(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t target);
 /* The access a sample at rip takes from the region starting at start:
- * candidate (draw mod n) of its n, in code order (decode_access_sampled). */
-enum drop_reason decode_choose(uint64_t start, uint64_t rip, uint8_t want, uint64_t draw,
+ * candidate (draw mod n) of its n, in code order (decode_access_sampled).
+ * target: the last branch target in (start, rip], 0 for none. */
+enum drop_reason decode_choose(uint64_t start, uint64_t target, uint64_t rip, uint8_t want, uint64_t draw,
                                const ucontext_t *uc, mem_access *out);
 
 #endif

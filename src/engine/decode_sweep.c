@@ -30,7 +30,6 @@
 #define DECODE_F_SKIP_R15 (1ull << 63)
 #define DECODE_KEY_MASK (DECODE_RIP_MASK | DECODE_F_WANT_LOAD | DECODE_F_SKIP_RSP | DECODE_F_SKIP_RIP | \
                          DECODE_F_SKIP_R15)
-#define DECODE_LOOKBACK_INSNS 32u
 
 /* What an entry says. */
 enum decode_state {
@@ -48,6 +47,7 @@ static unsigned decode_state_of(uint64_t e)
 
 static uint64_t decode_cache[DECODE_CACHE_SLOTS];        /* trap: instruction ending at rip */
 static uint64_t decode_sample_cache[DECODE_CACHE_SLOTS]; /* sample: where rip's region starts */
+static uint64_t decode_target_cache[DECODE_CACHE_SLOTS]; /* sample: the last branch target before it */
 
 /* ---- previous-instruction cache --------------------------------------- */
 
@@ -185,31 +185,47 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
 
 /* ---- sampled access: the region around rip --------------------------- */
 
-/* The oldest instruction start in the ring that is in the region and within
- * reach of the cache's offset field: a long region is cut to its last part. */
-static uint64_t decode_region_start(uint64_t rip, const uint64_t *ring, unsigned n, uint64_t region)
+/* The start of the part of the region starting at region that rip is in:
+ * parts of DECODE_PART_INSNS instructions starting within
+ * DECODE_PART_BYTES of the part's start, counted from the region's start,
+ * so that every pc of a part draws from the same accesses (a window
+ * sliding with the pc gave the accesses at a long region's end more
+ * samples than those at its start). 0 if the code does not decode. */
+static uint64_t decode_part_start(uint64_t region, uint64_t rip)
 {
-    uint64_t start = rip;
-    for (unsigned k = 0; k < n && k < DECODE_LOOKBACK_INSNS; k++) {
-        uint64_t c = ring[(n - 1 - k) % DECODE_LOOKBACK_INSNS];
-        if (c < region || rip - c > DECODE_OFF_MASK)
-            break;
-        start = c;
+    uint64_t pc = region, part = region;
+    unsigned in_part = 0;
+    for (;;) {
+        if (in_part == DECODE_PART_INSNS || pc - part >= DECODE_PART_BYTES) {
+            part = pc;
+            in_part = 0;
+        }
+        if (pc >= rip)
+            return part;
+        ZydisDecodedInstruction in;
+        ZydisDecoderContext ctx;
+        size_t avail = rip - pc < DECODE_MAX_LEN ? (size_t)(rip - pc) : DECODE_MAX_LEN;
+        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decode_decoder, &ctx, (const void *)(uintptr_t)pc,
+                                                        avail, &in)))
+            return 0;
+        in_part++;
+        pc += in.length;
     }
-    return start;
 }
 
 /* Sweeps the whole function once: is rip an instruction start, and where
- * does its region start (after the last instruction before rip that ends a
- * region, decode_ends_region, or at the last branch target at or before
- * rip)? The region ends where decode_choose's scan finds its end. */
-static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key)
+ * does its region start? After the last instruction before rip that ends
+ * a region (decode_ends_region), or at the last loop head at or before
+ * rip: the target of a conditional backward branch. Other branch targets
+ * do not start one (decode_choose.c says why); the last of them in rip's
+ * part, at or before rip, goes into *target (0: none). */
+static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key,
+                                     uint64_t *target)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
-    uint64_t ring[DECODE_LOOKBACK_INSNS];
-    uint64_t pc = start, region = start;
-    unsigned n = 0;
+    uint64_t pc = start, region = start, last = 0;
     int boundary = rip == start;
+    *target = 0;
     while (pc < limit) {
         ZydisDecodedInstruction in;
         ZydisDecoderContext ctx;
@@ -220,36 +236,55 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                 break;
             return key | DECODE_S(DECODE_FAILED);
         }
-        uint64_t next = pc + in.length, target = decode_branch_target(&in, next);
+        uint64_t next = pc + in.length, to = decode_branch_target(&in, next);
         if (pc < rip) {
             if (next > rip)
                 return key | DECODE_S(DECODE_NOBOUND);
-            ring[n++ % DECODE_LOOKBACK_INSNS] = pc;
             boundary |= next == rip;
             if (decode_ends_region(&in, pc, next) && next > region)
                 region = next;
         }
-        if (target && target <= rip && target > region)
-            region = target;
+        if (to && to <= rip) {
+            if (decode_is_loop_head(&in, pc, to) && to > region)
+                region = to;
+            if (to > last)
+                last = to;
+        }
         pc = next;
     }
     if (!boundary)
         return key | DECODE_S(DECODE_NOBOUND);
-    uint64_t first = region == rip ? rip : decode_region_start(rip, ring, n, region);
-    if (decode_region_candidates(first, want) == 0)
+    uint64_t part = decode_part_start(region, rip);
+    if (!part)
+        return key | DECODE_S(DECODE_FAILED);
+    if (rip - part > DECODE_OFF_MASK)
+        return key | DECODE_S(DECODE_NOBOUND);
+    if (decode_region_candidates(part, want) == 0)
         return key | DECODE_S(DECODE_NONE_FOUND);
-    return key | ((rip - first) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND);
+    if (last > part)
+        *target = last;
+    return key | ((rip - part) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND);
 }
 
-/* A sample's cached region: the access drawn from it. */
-static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint8_t want, uint64_t draw,
-                                                 const ucontext_t *uc, mem_access *out)
+/* The target entry that goes with a region entry: where the last branch
+ * target in rip's part at or before it is, as an offset back from rip, or
+ * DECODE_NONE_FOUND for none. */
+static uint64_t decode_target_entry(uint64_t key, uint64_t rip, uint64_t target)
+{
+    return target ? key | ((rip - target) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND)
+               : key | DECODE_S(DECODE_NONE_FOUND);
+}
+
+/* A sample's cached region and target: the access drawn from it. */
+static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint64_t te, uint8_t want,
+                                                 uint64_t draw, const ucontext_t *uc, mem_access *out)
 {
     enum drop_reason r = decode_entry_reason(e);
     if (r != DROP_NONE)
         return r;
     uint64_t first = rip - ((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
-    return decode_choose(first, rip, want, draw, uc, out);
+    uint64_t target = decode_state_of(te) == DECODE_FOUND ? rip - ((te >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK) : 0;
+    return decode_choose(first, target, rip, want, draw, uc, out);
 }
 
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)
@@ -266,9 +301,10 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, cons
         return 0;
     uint64_t key = decode_sample_key(rip, want);
     uint64_t e = decode_cache_lookup(decode_sample_cache, key);
-    if (!e)
+    uint64_t te = e ? decode_cache_lookup(decode_target_cache, key) : 0;
+    if (!e || (!te && decode_state_of(e) == DECODE_FOUND))
         return 0;
-    *reason = decode_sample_from_entry(rip, e, want, draw, uc, out);
+    *reason = decode_sample_from_entry(rip, e, te, want, draw, uc, out);
     return 1;
 }
 
@@ -281,11 +317,17 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
         return DROP_NO_BOUNDARY;
     uint64_t key = decode_sample_key(rip, want);
     uint64_t e = decode_cache_lookup(decode_sample_cache, key);
-    if (!e) {
-        e = decode_sweep_sampled(rip, func_start, func_end, want, key);
+    uint64_t te = e ? decode_cache_lookup(decode_target_cache, key) : 0;
+    if (!e || (!te && decode_state_of(e) == DECODE_FOUND)) {
+        uint64_t target;
+        e = decode_sweep_sampled(rip, func_start, func_end, want, key, &target);
+        te = decode_target_entry(key, rip, target);
+        /* The target first: a reader that finds the region finds it too
+         * (or, evicted, sweeps again). */
+        decode_cache_put(decode_target_cache, te);
         decode_cache_put(decode_sample_cache, e);
     }
-    return decode_sample_from_entry(rip, e, want, draw, uc, out);
+    return decode_sample_from_entry(rip, e, te, want, draw, uc, out);
 }
 
 /* ---- trap fallback: no known boundary ------------------------------- */

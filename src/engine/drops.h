@@ -30,6 +30,8 @@ enum drop_reason {
     DROP_SKIPPED_AHEAD,    /* the access drawn ahead of the pc did not run before its bytes were touched */
     DROP_IN_HANDLER,       /* the sampling period ended inside wasp's own handler: delivered
                               as it returned, at the pc it handled, not where the program's time went */
+    DROP_SKIPPED_BEHIND,   /* the access drawn behind the pc past a branch target did not run
+                              before the pc ran again (decode_choose.c) */
     DROP_REASON_COUNT
 };
 
@@ -41,7 +43,7 @@ static inline const char *drop_reason_name(enum drop_reason r)
         "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
         "table_full", "spurious_trap", "unreadable", "epoch",
         "no_record", "ring_lost", "inexact_ip", "stack_probe", "stack", "runtime",
-        "skipped_ahead", "in_handler",
+        "skipped_ahead", "in_handler", "skipped_behind",
     };
     return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
 }

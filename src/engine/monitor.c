@@ -242,7 +242,7 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
  * if slot i's access has not run by then, a branch skipped it on that pass
  * (decode_choose.c). The pc itself runs first, on the way out of this
  * handler: the resume flag lets it pass its own breakpoint once. */
-static void guard_access(thread_state *t, ucontext_t *uc, int i, int g)
+static void guard_access(thread_state *t, ucontext_t *uc, int i, int g, int behind)
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     if (io->arm_code(t, g, pc) < 0) {
@@ -250,8 +250,8 @@ static void guard_access(thread_state *t, ucontext_t *uc, int i, int g)
         t->drops[DROP_UNREADABLE]++;
         return;
     }
-    t->watch.slot[g] = (watch_slot){ .armed = 1, .code = 1, .guard = 1, .partner = i + 1, .sample_pc = pc,
-                                     .epoch = t->epoch };
+    t->watch.slot[g] = (watch_slot){ .armed = 1, .code = 1, .guard = 1, .behind = (uint8_t)behind,
+                                     .partner = i + 1, .sample_pc = pc, .epoch = t->epoch };
     t->watch.slot[i].partner = g + 1;
     uc->uc_mcontext.gregs[REG_EFL] |= X86_EFLAGS_RF_BIT;
     t->stats[STAT_GUARDS]++;
@@ -274,6 +274,14 @@ static void defer_access(thread_state *t, int slot, const mem_access *a)
     t->stats[STAT_CODE_BREAKS]++;
     if (a->touched)
         t->stats[STAT_TOUCHED_BEHIND]++;
+    if (a->past_target)
+        t->stats[STAT_PAST_TARGET]++;
+}
+
+/* Why a guard that fired (or expired) drops its sample. */
+static enum drop_reason skipped(const watch_slot *guard)
+{
+    return guard->behind ? DROP_SKIPPED_BEHIND : DROP_SKIPPED_AHEAD;
 }
 
 /* A pass through a region takes far less than a sampling interval: a guard
@@ -283,8 +291,8 @@ static void expire_guards(thread_state *t)
 {
     for (int i = 0; i < t->watch.nslots; i++) {
         if (t->watch.slot[i].armed && t->watch.slot[i].guard) {
+            t->drops[skipped(&t->watch.slot[i])]++;
             release(t, i);
-            t->drops[DROP_SKIPPED_AHEAD]++;
         }
     }
 }
@@ -341,7 +349,7 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc, int du
     else
         watch_access(t, uc, slot, &a, waddr, wlen, before_run, t->watch.pick_weight, access_rate(&a));
     if (guard >= 0 && t->watch.slot[slot].armed)
-        guard_access(t, uc, slot, guard);
+        guard_access(t, uc, slot, guard, a.past_target);
 }
 
 /* Stops slot i watching and reads what its bytes hold now (the watch must
@@ -429,7 +437,7 @@ static void guard_trap(thread_state *t, const siginfo_t *si, const ucontext_t *u
 {
     uint64_t pc = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
     int real = !(perf_sig_flags(si) & WASP_TRAP_PERF_FLAG_ASYNC) && pc == t->watch.slot[i].sample_pc;
-    t->drops[real ? DROP_SKIPPED_AHEAD : DROP_SPURIOUS_TRAP]++;
+    t->drops[real ? skipped(&t->watch.slot[i]) : DROP_SPURIOUS_TRAP]++;
     release(t, i);
 }
 

@@ -52,6 +52,8 @@ enum thread_stat {
     STAT_RATE_WEIGHT_SQUARES, /* the sum of those squared: the sampling error's effective count */
     STAT_TOUCHED_BEHIND, /* code breaks of accesses behind the pc whose bytes an access since may
                             have touched (its pair had ended: its next run is taken instead) */
+    STAT_PAST_TARGET,    /* code breaks of accesses behind the pc past a branch target (they may
+                            not have run on the sample's pass: guarded, taken at their next run) */
     STAT_COUNT
 };
 

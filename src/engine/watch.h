@@ -16,6 +16,7 @@ typedef struct watch_slot {
     int priming;        /* armed BEFORE the sampled access ran: absorb its own trap */
     int code;           /* a code breakpoint at sample_pc: the sampled access has not run (decode.h) */
     int guard;          /* a code breakpoint at a sample's pc: its guarded access did not run first */
+    uint8_t behind;     /* a guard of an access behind the pc (past a branch target) */
     int partner;        /* 1 + the guard of a guarded slot, or 1 + the slot a guard guards; 0: none */
     uint64_t addr;      /* watched bytes: [addr, addr+len), len 1/2/4/8, aligned */
     uint32_t len;

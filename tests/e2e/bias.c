@@ -63,6 +63,13 @@
  *                    registers paired it with the next iteration's store: the
  *                    pair it starts had already ended (Java's allocation
  *                    zeroing, overwritten by the constructor, read live)
+ *   targets     50%  a silent store at the top of a loop body, five
+ *                    coin-flip branches over a few instructions each, and
+ *                    a changing store at the bottom: a sample after a
+ *                    branch target must draw the store before it as often
+ *                    as one before (a region cut at targets left the first
+ *                    store only the samples before the first target: lz4's
+ *                    hash-chain loop, docs/accuracy.md)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -202,6 +209,31 @@ __attribute__((noinline)) void near(volatile long *a, long n, long r)
     }
 }
 
+/* One coin flip of v: an arm of a few instructions the compiler cannot
+ * turn into a conditional move (the asm), then a branch target. */
+#define FLIP(v, bit, k) \
+    do { \
+        if ((v) & (1ul << (bit))) { \
+            (v) = ((v) ^ ((v) >> (k))) * 3; \
+            __asm__ volatile("" : "+r"(v)); \
+        } \
+    } while (0)
+
+__attribute__((noinline)) void targets(long *a, long *b, long n, long r)
+{
+    unsigned long v = (unsigned long)r * 0x9E3779B97F4A7C15ul + 1;
+    for (long i = 0; i < n; i++) {
+        a[i] = 7;   /* PLANT: targets-silent */
+        v = v * 6364136223846793005ul + 1442695040888963407ul;
+        FLIP(v, 33, 7);
+        FLIP(v, 37, 9);
+        FLIP(v, 41, 11);
+        FLIP(v, 45, 13);
+        FLIP(v, 49, 17);
+        b[i] = (long)v;   /* PLANT: targets-changes */
+    }
+}
+
 /* deep (dead-store mode): the consumer runs DEEP_FRAMES calls down, so
  * each trap and sample there unwinds a long stack and wasp's handler takes
  * long: periods end inside it. */
@@ -278,12 +310,14 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(kernel, "near"))
             near(ia, N, r);
+        else if (!strcmp(kernel, "targets"))
+            targets(ia, ib, N, r);
         else if (!strcmp(kernel, "dense")) {
             dense(ia, ib, ic, id, loads, N);
             sparse(fb, loads, N, r);
         }
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near|deep [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near|deep|targets [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }

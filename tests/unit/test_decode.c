@@ -634,8 +634,67 @@ TEST(sampled_regions_end_at_calls_and_targets_not_at_forward_branches)
     CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(a.ahead && a.pc == f + 14);
     CHECK(!a.guarded);  /* past the jne: it runs next */
-    /* The jne's target starts a region of its own, whichever way it came. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 17, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
+    /* The jne's target does not start a region: at it, the store behind
+     * may have been jumped over, so it is taken at its next run, guarded
+     * (it counts if it runs before the pc again). */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 17, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.deferred && a.pc == f + 14 && a.guarded && a.past_target && !a.ahead);
+    /* Behind the pc with no target between: it ran, from the registers. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(!a.deferred && !a.past_target && !a.guarded);
+}
+
+/* A loop with an if in its body, and a store before the loop. The if's
+ * target does not cut the loop's region, so a sample after it draws the
+ * store before it as often as one before it does (a region cut at
+ * targets gave it none of those samples); behind the target that store
+ * may not have run on this pass, so it is deferred and guarded. The loop
+ * head, a back edge's target, does cut: the store before the loop runs
+ * once per loop, and forms a region of its own. */
+TEST(sampled_regions_span_forward_targets_and_guard_what_is_behind_them)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x0e,       /* 0:  mov %rcx,(%rsi)     before the loop */
+        0x48, 0x89, 0x02,       /* 3:  mov %rax,(%rdx)     loop head */
+        0xa8, 0x01,             /* 6:  test $1,%al */
+        0x74, 0x03,             /* 8:  je 13 */
+        0x48, 0xff, 0xc0,       /* 10: inc %rax */
+        0x48, 0x89, 0x07,       /* 13: mov %rax,(%rdi)     the je's target */
+        0x48, 0xff, 0xc9,       /* 16: dec %rcx */
+        0x75, 0xee,             /* 19: jne 3 */
+        0xc3,                   /* 21: ret */
+    };
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    regs[REG_RDI] = 0x4000;
+    regs[REG_RSI] = 0x5000;
+    for (unsigned off = 13; off <= 19; off += 3) {
+        CHECK_EQ_U(sampled_at(f, sizeof code, off, ACCESS_STORE, 0, &a), DROP_NONE);
+        CHECK(a.deferred && a.pc == f + 3 && a.guarded && a.past_target);
+        CHECK_EQ_U(a.region_cands, 2);
+    }
+    CHECK_EQ_U(sampled_at(f, sizeof code, 19, ACCESS_STORE, 1, &a), DROP_NONE);
+    CHECK(!a.deferred && a.pc == f + 13 && a.addr == 0x4000 && !a.guarded);
+    /* Before the target: the head's store ran on this pass. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 10, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(!a.deferred && a.pc == f + 3 && a.addr == 0x3000 && !a.past_target);
+    /* Before the loop: its own store only, not the loop's. */
+    for (uint64_t d = 0; d < 2; d++) {
+        CHECK_EQ_U(sampled_at(f, sizeof code, 0, ACCESS_STORE, d, &a), DROP_NONE);
+        CHECK(a.ahead && a.pc == f && a.addr == 0x5000);
+        CHECK_EQ_U(a.region_cands, 1);
+    }
+    /* The cached answers say the same. */
+    ucontext_t uc = uc_from_regs();
+    enum drop_reason r;
+    CHECK(decode_access_sampled_cached(f + 16, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NONE);
+    CHECK(a.past_target && a.pc == f + 3);
+    CHECK(decode_access_sampled_cached(f + 10, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NONE);
+    CHECK(!a.past_target && a.pc == f + 3);
 }
 
 /* A loop's back edge ends its region: the code after the loop draws only
@@ -686,6 +745,28 @@ TEST(sampled_regions_run_past_targets_after_their_start)
     CHECK(a.deferred && a.pc == f + 3);   /* its index is set by the mov */
     CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(a.ahead && a.pc == f + 3 && a.addr == 0x8010);
+}
+
+/* A region of 70 stores is drawn from in fixed parts: the first 64
+ * instructions for every pc among them, the last 6 (and the ret) after. */
+TEST(sampled_long_regions_are_cut_into_fixed_parts)
+{
+    static uint8_t code[70 * 3 + 1];
+    for (unsigned i = 0; i < 70; i++)
+        memcpy(&code[3 * i], (const uint8_t[]){ 0x48, 0x89, 0x02 }, 3);   /* mov %rax,(%rdx) */
+    code[70 * 3] = 0xc3;
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    const unsigned at[] = { 1, 40, 63, 64, 66, 70 }, cands[] = { 64, 64, 64, 6, 6, 6 };
+    for (unsigned k = 0; k < 6; k++) {
+        CHECK_EQ_U(sampled_at(f, sizeof code, 3 * at[k], ACCESS_STORE, 0, &a), DROP_NONE);
+        CHECK_EQ_U(a.region_cands, cands[k]);
+        CHECK_EQ_U(a.pc, f + (at[k] < 64 ? 0 : 3 * 64));
+    }
 }
 
 /* A spill to the stack and a constant load beside the heap store: with
@@ -902,6 +983,8 @@ int main(void)
     RUN(sampled_in_a_running_rep_takes_the_rep);
     RUN(sampled_draws_are_uniform);
     RUN(sampled_regions_end_at_calls_and_targets_not_at_forward_branches);
+    RUN(sampled_regions_span_forward_targets_and_guard_what_is_behind_them);
+    RUN(sampled_long_regions_are_cut_into_fixed_parts);
     RUN(sampled_regions_end_at_back_edges);
     RUN(sampled_regions_run_past_targets_after_their_start);
     RUN(sampled_skips_stack_slots_and_constants);

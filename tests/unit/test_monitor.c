@@ -366,6 +366,37 @@ TEST(a_guard_still_armed_at_the_next_sample_ends_its_access)
     thread_end(t);
 }
 
+/* The sample lands at the je's target: the store behind it may have been
+ * jumped over on this pass, so a code breakpoint takes it at its next run
+ * and a guard at the pc drops the sample if the pc runs again first. */
+TEST(an_access_behind_a_branch_target_is_taken_at_its_next_run_and_guarded)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    greg_t flags = sample_flags(t, at(store_if, 9), &data[0], 5);
+    CHECK_EQ_U(t->stats[STAT_CODE_BREAKS], 1);
+    CHECK_EQ_U(t->stats[STAT_PAST_TARGET], 1);
+    CHECK_EQ_U(t->stats[STAT_GUARDS], 1);
+    CHECK(flags & EFLAGS_RF);
+    CHECK(slot_hw[0].armed && slot_hw[0].code && slot_hw[0].addr == at(store_if, 5));
+    CHECK(slot_hw[1].armed && slot_hw[1].code && slot_hw[1].addr == at(store_if, 9));
+    trap(t, 1, at(store_if, 9), &data[0], 5);   /* the next pass jumped past it too */
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_BEHIND], 1);
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_AHEAD], 0);
+    CHECK(!slot_hw[0].armed && !slot_hw[1].armed && !t->watch.slot[0].armed);
+    /* Once more; this time the store runs first and pairs. */
+    data[0] = 5;
+    sample(t, at(store_if, 9), &data[0], 5);
+    trap(t, 0, at(store_if, 5), &data[0], 5);   /* the code breakpoint, before the store */
+    CHECK_EQ_U(t->stats[STAT_CODE_HITS], 1);
+    CHECK(!t->watch.slot[1].armed && !slot_hw[1].armed);
+    trap(t, 0, at(store_if, 8), &data[0], 5);   /* the store itself: absorbed */
+    trap(t, 0, at(store8, 3), &data[0], 5);     /* 5 stored again */
+    const pair_entry *p = only_pair(t);
+    CHECK(p && p->wasteful > 0);
+    CHECK_EQ_U(t->drops[DROP_SKIPPED_BEHIND], 1);
+    thread_end(t);
+}
+
 /* Watches leave one slot free for a guard, so an access past a branch is
  * never declined for want of one (that would bias against it). */
 TEST(watches_leave_a_slot_for_the_guard)
@@ -662,6 +693,7 @@ int main(void)
     RUN(a_guarded_access_that_runs_first_loses_its_guard_and_pairs);
     RUN(only_accesses_past_a_branch_are_guarded_and_a_guard_needs_a_free_slot);
     RUN(a_guard_still_armed_at_the_next_sample_ends_its_access);
+    RUN(an_access_behind_a_branch_target_is_taken_at_its_next_run_and_guarded);
     RUN(watches_leave_a_slot_for_the_guard);
     RUN(a_pair_counts_its_region_accesses_per_instruction);
     RUN(a_sample_due_inside_a_handler_is_dropped);
