@@ -63,7 +63,7 @@ unsigned decode_region_candidates(uint64_t start, uint8_t want);
 int decode_is_loop_head(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t target);
 /* The access a sample at rip takes from the region starting at start:
  * candidate (draw mod n) of its n, in code order (decode_access_sampled).
- * target: the last target of a forward branch in (start, rip], 0 for none. */
+ * target: the last branch target in (start, rip], 0 for none. */
 enum drop_reason decode_choose(uint64_t start, uint64_t target, uint64_t rip, uint8_t want, uint64_t draw,
                                const ucontext_t *uc, mem_access *out);
 

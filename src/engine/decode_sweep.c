@@ -217,11 +217,8 @@ static uint64_t decode_part_start(uint64_t region, uint64_t rip)
  * does its region start? After the last instruction before rip that ends
  * a region (decode_ends_region), or at the last loop head at or before
  * rip: the target of a conditional backward branch. Other branch targets
- * do not start one (decode_choose.c says why); the last target of a
- * forward branch in rip's part, at or before rip, goes into *target (0:
- * none). A backward jump's target is not one: C2's slow paths jump back to
- * just after the branch that left (the pass ran what is behind it), and
- * its loops are entered one instruction past the head. */
+ * do not start one (decode_choose.c says why); the last of them in rip's
+ * part, at or before rip, goes into *target (0: none). */
 static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key,
                                      uint64_t *target)
 {
@@ -250,7 +247,7 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
         if (to && to <= rip) {
             if (decode_is_loop_head(&in, pc, to) && to > region)
                 region = to;
-            if (to > pc && to > last)
+            if (to > last)
                 last = to;
         }
         pc = next;

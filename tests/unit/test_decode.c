@@ -747,29 +747,6 @@ TEST(sampled_regions_run_past_targets_after_their_start)
     CHECK(a.ahead && a.pc == f + 3 && a.addr == 0x8010);
 }
 
-/* A slow path out of line jumps back to just after the branch that left:
- * its target is not an entry that skips what is behind it. */
-TEST(sampled_a_slow_path_return_is_not_a_target_that_skips)
-{
-    static const uint8_t code[] = {
-        0x48, 0x89, 0x02,       /* 0:  mov %rax,(%rdx) */
-        0x80, 0x39, 0x00,       /* 3:  cmpb $0x0,(%rcx) */
-        0x75, 0x04,             /* 6:  jne 12           (the slow path) */
-        0x48, 0xff, 0xc0,       /* 8:  inc %rax         (where it returns) */
-        0xc3,                   /* 11: ret */
-        0x48, 0xff, 0xc8,       /* 12: dec %rax */
-        0xeb, 0xf7,             /* 15: jmp 8 */
-    };
-    uint64_t f = map_checked(code, sizeof code);
-    if (!f)
-        return;
-    mem_access a;
-    regs_clear();
-    regs[REG_RDX] = 0x3000;
-    CHECK_EQ_U(sampled_at(f, sizeof code, 11, ACCESS_STORE, 0, &a), DROP_NONE);
-    CHECK(!a.deferred && !a.past_target && !a.guarded && a.pc == f && a.addr == 0x3000);
-}
-
 /* A region of 70 stores is drawn from in fixed parts: the first 64
  * instructions for every pc among them, the last 6 (and the ret) after. */
 TEST(sampled_long_regions_are_cut_into_fixed_parts)
@@ -1008,7 +985,6 @@ int main(void)
     RUN(sampled_regions_end_at_calls_and_targets_not_at_forward_branches);
     RUN(sampled_regions_span_forward_targets_and_guard_what_is_behind_them);
     RUN(sampled_long_regions_are_cut_into_fixed_parts);
-    RUN(sampled_a_slow_path_return_is_not_a_target_that_skips);
     RUN(sampled_regions_end_at_back_edges);
     RUN(sampled_regions_run_past_targets_after_their_start);
     RUN(sampled_skips_stack_slots_and_constants);
