@@ -44,9 +44,8 @@
  * access behind the pc with a branch target between them may not have run
  * on this pass either (the pass may have jumped past it, or entered the
  * region there, as C2's loops are entered): it is deferred to its next run
- * and guarded
- * the same way, counting only if it runs before the pc does again. Behind
- * the pc with no target between, it ran.
+ * and guarded the same way, counting only if it runs before the pc does
+ * again. Behind the pc with no target between, it ran.
  *
  * A drawn access is taken from the registers when they still hold its
  * address (it ran earlier in the region and nothing since wrote its base or
