@@ -97,17 +97,14 @@ static int decode_is_barrier(const ZydisDecodedInstruction *in)
     }
 }
 
-int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next)
-{
-    if (decode_is_barrier(in))
-        return 1;
-    uint64_t target = in->meta.category == ZYDIS_CATEGORY_COND_BR ? decode_branch_target(in, next) : 0;
-    return target && target <= pc;
-}
-
 int decode_is_loop_head(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t target)
 {
     return in->meta.category == ZYDIS_CATEGORY_COND_BR && target && target <= pc;
+}
+
+int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next)
+{
+    return decode_is_barrier(in) || decode_is_loop_head(in, pc, decode_branch_target(in, next));
 }
 
 static int decode_is_branch(const ZydisDecodedInstruction *in)
@@ -180,9 +177,9 @@ static void note_access(region_scan *b, unsigned i, const decode_insn *d, const 
  * its own, or a sample in the loop would draw it, and a sample before the
  * loop the loop's accesses, each on passes that do not run it. The scan
  * sees the loop head when it ends at its back edge. */
-static void stop_at_loop_head(region_scan *b, uint64_t start, uint64_t target, const ZydisDecodedInstruction *in,
-                              uint64_t pc)
+static void stop_at_loop_head(region_scan *b, uint64_t start, const ZydisDecodedInstruction *in, uint64_t pc)
 {
+    uint64_t target = decode_branch_target(in, pc + in->length);
     if (!decode_is_loop_head(in, pc, target) || target <= start)
         return;
     unsigned n = 0;
@@ -223,7 +220,7 @@ static int scan_region(uint64_t start, uint8_t want, const ucontext_t *uc, uint6
             }
         }
         if (decode_ends_region(&d.in, pc, pc + d.in.length)) {
-            stop_at_loop_head(b, start, decode_branch_target(&d.in, pc + d.in.length), &d.in, pc);
+            stop_at_loop_head(b, start, &d.in, pc);
             break;
         }
         pc += d.in.length;

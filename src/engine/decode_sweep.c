@@ -323,8 +323,9 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
         e = decode_sweep_sampled(rip, func_start, func_end, want, key, &target);
         te = decode_target_entry(key, rip, target);
         /* The target first: a reader that finds the region finds it too
-         * (or, evicted, sweeps again). */
-        decode_cache_put(decode_target_cache, te);
+         * (or, evicted, sweeps again). Only a region drawn from needs it. */
+        if (decode_state_of(e) == DECODE_FOUND)
+            decode_cache_put(decode_target_cache, te);
         decode_cache_put(decode_sample_cache, e);
     }
     return decode_sample_from_entry(rip, e, te, want, draw, uc, out);
