@@ -31,8 +31,8 @@
  * targets held 18% of the exact bytes and 0.8% of the sampled; tests/e2e
  * bias_targets read 75% for 50%). Loop heads do cut: a pair counts its
  * region's accesses per instruction as if each pass ran the region whole,
- * and the code before a loop, in the loop's region, made a 5-instruction
- * loop look like 55 (ArrayList.clear under JDK 25: its dead stores fell
+ * and the code before a loop, in the loop's region, made a 7-instruction
+ * loop look like 52 (ArrayList.clear under JDK 25: its dead stores fell
  * from first to fourth). A long region is drawn from in fixed parts
  * (decode_sweep.c), the same for every pc in a part.
  *
