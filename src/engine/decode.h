@@ -23,8 +23,10 @@ int decode_init(void);
  * The access made by the instruction that ends exactly at rip, which lies in
  * the function [func_start, func_end). Registers come from uc (post-access
  * state). Returns DROP_NONE and fills *out, or the reason it could not.
- * Rejects: rip a branch target inside the function, the instruction having
- * overwritten its own base/index register, no explicit memory operand.
+ * Rejects: the instruction having overwritten its own base/index register,
+ * no explicit memory operand. At rip a branch target inside the function
+ * the instruction may not have run: out->at_target says so, and the caller
+ * takes it only if it touched the bytes whose breakpoint fired (locate.c).
  */
 enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end,
                                       const ucontext_t *uc, mem_access *out);

@@ -139,10 +139,17 @@ static enum drop_reason decode_entry_reason(uint64_t e)
     }
 }
 
+/* The instruction ending at rip. At a branch target it is still the only
+ * candidate for a trap: a jump there touches no data, so a data breakpoint
+ * that fired at rip fired on the instruction before it, if that one can
+ * have touched the watched bytes; the caller, which knows them, decides
+ * (at_target). A jump's other way there is a call's push, which the
+ * caller's check turns away too. */
 static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, const ucontext_t *uc, mem_access *out)
 {
     enum drop_reason r = decode_entry_reason(e);
-    if (r != DROP_NONE)
+    int at_target = r == DROP_BRANCH_TARGET;
+    if (r != DROP_NONE && !at_target)
         return r;
     size_t off = (size_t)((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
     uint64_t pc = rip - off;
@@ -152,7 +159,11 @@ static enum drop_reason decode_from_entry(uint64_t rip, uint64_t e, const uconte
         return DROP_DECODE_FAILED;
     if (d.in.length != off)
         return DROP_DECODE_FAILED;  /* the code changed since it was cached */
-    return decode_live(&d, pc, uc, 1, out);
+    r = decode_live(&d, pc, uc, 1, out);
+    if (at_target && r != DROP_NONE)
+        return DROP_BRANCH_TARGET;
+    out->at_target = (uint8_t)at_target;
+    return r;
 }
 
 int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *out,

@@ -12,7 +12,8 @@ enum drop_reason {
     DROP_NOT_MEMORY,       /* instruction has no explicit memory operand */
     DROP_WRONG_KIND,       /* a load sampled while looking for stores, or vice versa */
     DROP_DECODE_FAILED,    /* bytes at the pc do not decode */
-    DROP_BRANCH_TARGET,    /* pc is a jump target: the previous instruction may not have run */
+    DROP_BRANCH_TARGET,    /* a trap at a jump target, and the instruction before did not touch
+                              the watched bytes: a jump came there (locate.c) */
     DROP_ADDR_CLOBBERED,   /* instruction overwrote its own base/index register */
     DROP_ADDR_UNKNOWN,     /* address uses a register we cannot read (e.g. VSIB) */
     DROP_NO_BOUNDARY,      /* no known instruction boundary before the pc */

@@ -20,6 +20,13 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
     if (decode_access_before_cached(rip, uc, out, &r) == 0 &&
         fe->bounds(uc, &b) == 0 && b.start < rip && rip <= b.end)
         r = decode_access_before(rip, b.start, b.end, uc, out);
+    /* At a branch target: a jump there touches no data, so the instruction
+     * before rip fired the breakpoint if it touched its bytes. Dropping
+     * every such trap lost every pair ended by a store at the end of an
+     * if's arm (tests/e2e bias_cond_store; Java's allocation zeroing
+     * before a slow path's return). */
+    if (r == DROP_NONE && out->at_target && !(out->addr < hi && lo < out->addr + out->size))
+        r = DROP_BRANCH_TARGET;
     if (r == DROP_NO_BOUNDARY)
         r = decode_access_ending_at(rip, uc, lo, hi, out);
     /* Not the instruction before rip: a rep stos/movs (memset, memcpy)

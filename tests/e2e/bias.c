@@ -70,6 +70,15 @@
  *                    as one before (a region cut at targets left the first
  *                    store only the samples before the first target: lz4's
  *                    hash-chain loop, docs/accuracy.md)
+ *   cond_store  50%  a silent store in an if's arm (the if always holds)
+ *                    and a changing store after it: the silent store is
+ *                    the last instruction before a branch target, so its
+ *                    traps land at the target, where the instruction
+ *                    before may not have run (a jump may have come there
+ *                    instead); such traps were dropped, and with them
+ *                    every pair of a store ending an if's arm (Java's
+ *                    allocation zeroing before a slow path's return: 13%
+ *                    of a Rhino run's exact bytes, none sampled)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -234,6 +243,15 @@ __attribute__((noinline)) void targets(long *a, long *b, long n, long r)
     }
 }
 
+__attribute__((noinline)) void cond_store(long *a, long *b, const long *lim, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        if (lim[i] > 0)   /* always: lim[i] = i + 1 */
+            a[i] = 7;     /* PLANT: cond-silent */
+        b[i] = r + i;     /* PLANT: cond-changes */
+    }
+}
+
 /* deep (dead-store mode): the consumer runs DEEP_FRAMES calls down, so
  * each trap and sample there unwinds a long stack and wasp's handler takes
  * long: periods end inside it. */
@@ -312,12 +330,14 @@ int main(int argc, char **argv)
             near(ia, N, r);
         else if (!strcmp(kernel, "targets"))
             targets(ia, ib, N, r);
+        else if (!strcmp(kernel, "cond_store"))
+            cond_store(ia, ib, limit, N, r);
         else if (!strcmp(kernel, "dense")) {
             dense(ia, ib, ic, id, loads, N);
             sparse(fb, loads, N, r);
         }
         else {
-            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near|deep|targets [SECONDS [ROUNDS]]\n");
+            fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near|deep|targets|cond_store [SECONDS [ROUNDS]]\n");
             return 2;
         }
     }

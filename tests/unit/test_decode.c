@@ -6,6 +6,7 @@
  */
 #include "decode.h"
 #include "harness.h"
+#include "locate.h"
 #include "watch.h"
 
 #include <asm/prctl.h>
@@ -337,10 +338,14 @@ static void check_loop_fn(uint64_t f, const ucontext_t *uc)
 {
     uint64_t end = f + sizeof loop_fn;
     mem_access a;
-    CHECK_EQ_U(decode_access_before(f + 3, f, end, uc, &a), DROP_BRANCH_TARGET);
+    /* The jmp's target: the store before it, flagged as maybe not run. */
+    CHECK_EQ_U(decode_access_before(f + 3, f, end, uc, &a), DROP_NONE);
+    check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
+    CHECK_EQ_U(a.at_target, 1);
     CHECK_EQ_U(decode_access_before(f + 7, f, end, uc, &a), DROP_NOT_MEMORY);
     CHECK_EQ_U(decode_access_before(f + 9, f, end, uc, &a), DROP_NONE);
     check_access(&a, 0x9000, 4, ACCESS_LOAD, ACCESS_INT);
+    CHECK_EQ_U(a.at_target, 0);
     CHECK_EQ_U(a.pc, f + 7);
     CHECK_EQ_U(a.insn_len, 2);
     CHECK_EQ_U(decode_access_before(f + 13, f, end, uc, &a), DROP_NONE);
@@ -388,12 +393,15 @@ TEST(before_uses_cache)
     mprotect(p, PAGE, PROT_READ | PROT_EXEC);
     CHECK_EQ_U(decode_access_before(f + 9, f, end, &uc, &a), DROP_NONE);
     CHECK_EQ_U(a.addr, 0x9000);
+    CHECK_EQ_U(a.at_target, 0);
     /* Same bytes in a fresh mapping are swept and do see the new target. */
     uint8_t *q = map_code(p, sizeof loop_fn);
     CHECK(q != NULL);
-    if (q)
+    if (q) {
         CHECK_EQ_U(decode_access_before((uint64_t)q + 9, (uint64_t)q, (uint64_t)q + sizeof loop_fn,
-                                        &uc, &a), DROP_BRANCH_TARGET);
+                                        &uc, &a), DROP_NONE);
+        CHECK_EQ_U(a.at_target, 1);
+    }
 }
 
 TEST(before_forward_branch)
@@ -418,11 +426,55 @@ TEST(before_forward_branch)
     ucontext_t uc = uc_from_regs();
     mem_access a;
     /* The store before 8 may have been skipped by the je (and the call). */
-    CHECK_EQ_U(decode_access_before(f + 8, f, end, &uc, &a), DROP_BRANCH_TARGET);
+    CHECK_EQ_U(decode_access_before(f + 8, f, end, &uc, &a), DROP_NONE);
+    check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
+    CHECK_EQ_U(a.at_target, 1);
     CHECK_EQ_U(decode_access_before(f + 10, f, end, &uc, &a), DROP_NONE);
     check_access(&a, 0x2000, 4, ACCESS_LOAD, ACCESS_INT);
     CHECK_EQ_U(decode_access_before(f + 18, f, end, &uc, &a), DROP_NONE);
     check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
+}
+
+/* The code locate_access_before's fake front end bounds. */
+static code_bounds located;
+
+static int located_bounds(const ucontext_t *uc, code_bounds *out)
+{
+    (void)uc;
+    *out = located;
+    return 0;
+}
+
+TEST(locate_takes_the_access_before_a_target_only_if_it_touched_the_watch)
+{
+    static const uint8_t code[] = {
+        0x74, 0x03,       /* 0: je 5 */
+        0x48, 0x89, 0x02, /* 2: mov %rax,(%rdx) */
+        0xeb, 0x00,       /* 5: jmp 7 */
+        0xc3,             /* 7: ret */
+    };
+    const engine_frontend fe = { .name = "test", .bounds = located_bounds };
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    located = (code_bounds){ (uint64_t)p, (uint64_t)p + sizeof code };
+    regs_clear();
+    regs[REG_RDX] = 0x1000;
+    mem_access a;
+    /* A trap at 5, a target: a jump there touches no data, so a watch on
+     * the store's bytes fired on the store. */
+    regs[REG_RIP] = (greg_t)(p + 5);
+    ucontext_t uc = uc_from_regs();
+    CHECK_EQ_U(locate_access_before(&fe, &uc, 0x1004, 0x1008, &a), DROP_NONE);
+    check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
+    CHECK_EQ_U(a.pc, (uint64_t)p + 2);
+    /* A watch on other bytes: not the store's trap (the cached answer says so too). */
+    CHECK_EQ_U(locate_access_before(&fe, &uc, 0x2000, 0x2008, &a), DROP_BRANCH_TARGET);
+    /* A trap at 7, after a jump: nothing before it touched memory. */
+    regs[REG_RIP] = (greg_t)(p + 7);
+    uc = uc_from_regs();
+    CHECK_EQ_U(locate_access_before(&fe, &uc, 0x1000, 0x1008, &a), DROP_BRANCH_TARGET);
 }
 
 TEST(before_decode_failure)
@@ -978,6 +1030,7 @@ int main(void)
     RUN(before_loop_function);
     RUN(before_uses_cache);
     RUN(before_forward_branch);
+    RUN(locate_takes_the_access_before_a_target_only_if_it_touched_the_watch);
     RUN(before_decode_failure);
     RUN(sampled_draws_each_access_of_the_region);
     RUN(sampled_in_a_running_rep_takes_the_rep);
