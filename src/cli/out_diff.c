@@ -192,7 +192,7 @@ static int html_write(FILE *f, const diff_model *d, size_t n)
             "<td></td><td></td></tr></table>\n", d->fraction_delta > 0 ? "up" : "down",
             100.0 * d->fraction_delta, 100.0 * d->approx_delta);
     fprintf(f, "<h2>Top %zu of %zu pairs by |change|</h2>\n<table><tr><th>A</th><th>B</th>"
-            "<th>change</th><th>in</th><th>watch (C1)</th><th>trap (C2)</th></tr>\n", n, d->npairs);
+            "<th>change</th><th>in</th><th>watch</th><th>trap</th></tr>\n", n, d->npairs);
     for (size_t i = 0; i < n; i++) {
         const diff_pair *p = &d->pairs[i];
         fprintf(f, "<tr><td>%.2f%%</td><td>%.2f%%</td><td class=\"%s\">%+.2f</td><td>%s</td><td>",

@@ -73,7 +73,7 @@ typedef struct html_doc {
     /* Only what the page uses is written: interned ids -> output ids. */
     uint32_t *frame_out, *used_frames; size_t nused_frames;
     uint32_t *str_out, *used_strs;     size_t nused_strs;
-    html_tree tree[2];      /* by watch (C1), by trap (C2) */
+    html_tree tree[2];      /* by watch, by trap */
     html_code *code;        /* disassembly of the embedded contexts' code */
     int oom;
 } html_doc;

@@ -342,7 +342,7 @@ static int pprof_comments(pprof_doc *d)
                             m->bytes);
     rc |= pprof_comment(d, "sampling error: %.1f%% to %.1f%% (95%%, %" PRIu64 " pairs counted)",
                         100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
-    rc |= pprof_comment(d, "stacks, leaf first: trap context (C2), \"%s\", watch context (C1)",
+    rc |= pprof_comment(d, "stacks, leaf first: trap context, \"%s\", watch context",
                         d->relation);
     if (merge_watch_warning(m, why, sizeof why)) rc |= pprof_comment(d, "warning: %s", why);
     return rc;

@@ -69,8 +69,8 @@ static void text_pair(FILE *f, const merge_model *m, size_t rank, const merge_pa
     fprintf(f, "#%zu  %6.2f%%", rank, 100.0 * q->fraction);
     if (text_has_approx(m->mode)) fprintf(f, "  approx %6.2f%%", 100.0 * q->approx_fraction);
     fprintf(f, "  bytes %" PRIu64 "  count %" PRIu64 "\n", q->bytes, q->count);
-    text_ctx(f, "watch (C1)", q->watch);
-    snprintf(title, sizeof title, "%s (trap, C2)", merge_relation(m->mode));
+    text_ctx(f, "watch", q->watch);
+    snprintf(title, sizeof title, "%s (trap)", merge_relation(m->mode));
     text_ctx(f, title, q->trap);
     fputc('\n', f);
 }

@@ -276,10 +276,10 @@ TEST(text_report)
     CHECK(strstr(doc, "each pair times its region's accesses per") != NULL);
     CHECK(strstr(doc, "Top 3 of 5 pairs") != NULL);
     CHECK(strstr(doc, "#1   10.53%  approx   1.75%  bytes 260  count 12\n"
-                      "  watch (C1):\n"
+                      "  watch:\n"
                       "    write_round (x.c:12)    movq %rax,(%rdx)\n"
                       "    main (x.c:99)\n"
-                      "  rewritten silently by (trap, C2):\n"
+                      "  rewritten silently by (trap):\n"
                       "    write_round (x.c:14)    movq %rcx,(%rdx)\n") != NULL);
     CHECK(strstr(doc, "#3 ") != NULL && strstr(doc, "#4 ") == NULL);
 }
