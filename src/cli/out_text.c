@@ -106,8 +106,13 @@ static void text_cost(FILE *f, const merge_model *m)
 {
     uint64_t samples = merge_stat_value(m, "samples"), traps = merge_stat_value(m, "traps");
     uint64_t ns = merge_stat_value(m, "sample_ns") + merge_stat_value(m, "trap_ns");
-    fprintf(f, "  samples:        %" PRIu64 ", armed %" PRIu64 ", traps %" PRIu64 "\n",
-            samples, merge_stat_value(m, "armed"), traps);
+    fprintf(f, "  samples:        %" PRIu64 ", armed %" PRIu64 ", traps %" PRIu64, samples,
+            merge_stat_value(m, "armed"), traps);
+    uint64_t at_target = merge_stat_value(m, "traps_at_target"), clobbered = merge_stat_value(m, "traps_clobbered");
+    if (at_target + clobbered)
+        fprintf(f, " (%" PRIu64 " before a branch target, %" PRIu64 " whose address the access overwrote)",
+                at_target, clobbered);
+    fputc('\n', f);
     fprintf(f, "  handler time:   %.3f ms", (double)ns / 1e6);
     if (samples + traps)
         fprintf(f, " (%.2f \xc2\xb5s/event)", (double)ns / 1e3 / (double)(samples + traps));

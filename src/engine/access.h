@@ -54,6 +54,8 @@ typedef struct mem_access {
                                   past a branch target: it may not run on this pass, so it counts
                                   only if it runs before the pc again */
     uint8_t past_target : 1;   /* guarded behind the pc: deferred to its next run */
+    uint8_t clobbered : 1;     /* after it ran: it wrote its own base or index, so addr is 0,
+                                  unknown (with DROP_ADDR_CLOBBERED; locate.c) */
     uint8_t at_target : 1;     /* found before a trap's pc that is a branch target: it ran only if
                                   control fell through to the pc (locate.c decides) */
 } mem_access;

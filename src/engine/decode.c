@@ -247,10 +247,9 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
         return DROP_NOT_MEMORY;
     int string = decode_is_string(d);
     uint32_t element = size;
-    if (post_state && !string && decode_clobbers(d, m))
-        return DROP_ADDR_CLOBBERED;
-    uint64_t ea;
-    r = decode_ea(d, m, pc, regs, &ea);
+    int clobbered = post_state && !string && decode_clobbers(d, m);
+    uint64_t ea = 0;
+    r = clobbered ? DROP_NONE : decode_ea(d, m, pc, regs, &ea);
     if (r != DROP_NONE)
         return r;
     if (string) {
@@ -272,9 +271,10 @@ static enum drop_reason decode_compute(const decode_insn *d, uint64_t pc, const 
                          .base_rsp = decode_widest(m->mem.base) == ZYDIS_REGISTER_RSP,
                          .rip_relative = decode_is_rip(m->mem.base),
                          .base_r15 = decode_widest(m->mem.base) == ZYDIS_REGISTER_R15,
-                         .string = string, .element = string ? (uint8_t)element : 0 };
+                         .string = string, .element = string ? (uint8_t)element : 0,
+                         .clobbered = (uint8_t)clobbered };
     *seg = m->mem.segment;
-    return DROP_NONE;
+    return clobbered ? DROP_ADDR_CLOBBERED : DROP_NONE;
 }
 
 enum drop_reason decode_access_bytes(const uint8_t *code, size_t len, uint64_t pc,

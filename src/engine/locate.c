@@ -27,6 +27,16 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
      * before a slow path's return). */
     if (r == DROP_NONE && out->at_target && !(out->addr < hi && lo < out->addr + out->size))
         r = DROP_BRANCH_TARGET;
+    /* It wrote its own base or index (`mov (%rax),%rax`: list walks, Java's
+     * field loads), so the registers no longer give its address; but it is
+     * the instruction that fired the breakpoint (not at a target, where
+     * decode_access_before says branch_target), so it touched the watched
+     * bytes: start it there. Dropped, a pair ended by such a load was lost
+     * (tests/e2e bias_chase). */
+    if (r == DROP_ADDR_CLOBBERED && out->clobbered) {
+        out->addr = lo;
+        r = DROP_NONE;
+    }
     if (r == DROP_NO_BOUNDARY)
         r = decode_access_ending_at(rip, uc, lo, hi, out);
     /* Not the instruction before rip: a rep stos/movs (memset, memcpy)

@@ -504,6 +504,8 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
         release(t, i);
         return;
     }
+    t->stats[STAT_TRAPS_AT_TARGET] += a.at_target;
+    t->stats[STAT_TRAPS_CLOBBERED] += a.clobbered;
     if (s->priming) {
         if (a.pc == s->sample_pc)
             absorb_own_trap(t, i);

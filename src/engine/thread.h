@@ -54,6 +54,8 @@ enum thread_stat {
                             have touched (its pair had ended: its next run is taken instead) */
     STAT_PAST_TARGET,    /* code breaks of accesses behind the pc past a branch target (they may
                             not have run on the sample's pass: guarded, taken at their next run) */
+    STAT_TRAPS_AT_TARGET, /* traps taken from the instruction before a branch target (locate.c) */
+    STAT_TRAPS_CLOBBERED, /* traps taken from an access that wrote its own base or index */
     STAT_COUNT
 };
 

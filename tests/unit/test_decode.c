@@ -445,6 +445,18 @@ static int located_bounds(const ucontext_t *uc, code_bounds *out)
     return 0;
 }
 
+static const engine_frontend located_frontend = { .name = "test", .bounds = located_bounds };
+
+/* code mapped as the one function the fake front end knows, registers cleared */
+static uint8_t *map_located(const uint8_t *code, size_t len)
+{
+    uint8_t *p = map_code(code, len);
+    if (p)
+        located = (code_bounds){ (uint64_t)p, (uint64_t)p + len };
+    regs_clear();
+    return p;
+}
+
 TEST(locate_takes_the_access_before_a_target_only_if_it_touched_the_watch)
 {
     static const uint8_t code[] = {
@@ -453,28 +465,49 @@ TEST(locate_takes_the_access_before_a_target_only_if_it_touched_the_watch)
         0xeb, 0x00,       /* 5: jmp 7 */
         0xc3,             /* 7: ret */
     };
-    const engine_frontend fe = { .name = "test", .bounds = located_bounds };
-    uint8_t *p = map_code(code, sizeof code);
+    const engine_frontend *fe = &located_frontend;
+    uint8_t *p = map_located(code, sizeof code);
     CHECK(p != NULL);
     if (!p)
         return;
-    located = (code_bounds){ (uint64_t)p, (uint64_t)p + sizeof code };
-    regs_clear();
     regs[REG_RDX] = 0x1000;
     mem_access a;
     /* A trap at 5, a target: a jump there touches no data, so a watch on
      * the store's bytes fired on the store. */
     regs[REG_RIP] = (greg_t)(p + 5);
     ucontext_t uc = uc_from_regs();
-    CHECK_EQ_U(locate_access_before(&fe, &uc, 0x1004, 0x1008, &a), DROP_NONE);
+    CHECK_EQ_U(locate_access_before(fe, &uc, 0x1004, 0x1008, &a), DROP_NONE);
     check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
     CHECK_EQ_U(a.pc, (uint64_t)p + 2);
     /* A watch on other bytes: not the store's trap (the cached answer says so too). */
-    CHECK_EQ_U(locate_access_before(&fe, &uc, 0x2000, 0x2008, &a), DROP_BRANCH_TARGET);
+    CHECK_EQ_U(locate_access_before(fe, &uc, 0x2000, 0x2008, &a), DROP_BRANCH_TARGET);
     /* A trap at 7, after a jump: nothing before it touched memory. */
     regs[REG_RIP] = (greg_t)(p + 7);
     uc = uc_from_regs();
-    CHECK_EQ_U(locate_access_before(&fe, &uc, 0x1000, 0x1008, &a), DROP_BRANCH_TARGET);
+    CHECK_EQ_U(locate_access_before(fe, &uc, 0x1000, 0x1008, &a), DROP_BRANCH_TARGET);
+}
+
+TEST(locate_takes_a_load_that_wrote_its_own_base_at_the_watched_bytes)
+{
+    static const uint8_t code[] = {
+        0x48, 0x8b, 0x00, /* 0: mov (%rax),%rax */
+        0xc3,             /* 3: ret */
+    };
+    const engine_frontend *fe = &located_frontend;
+    uint8_t *p = map_located(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    regs[REG_RAX] = 0x5555;   /* what it loaded: its address is gone */
+    regs[REG_RIP] = (greg_t)(p + 3);
+    ucontext_t uc = uc_from_regs();
+    mem_access a;
+    CHECK_EQ_U(decode_access_before((uint64_t)p + 3, (uint64_t)p, (uint64_t)p + sizeof code, &uc, &a),
+               DROP_ADDR_CLOBBERED);
+    /* The trap on [0x2000, 0x2008) fired on it: it loaded those bytes. */
+    CHECK_EQ_U(locate_access_before(fe, &uc, 0x2000, 0x2008, &a), DROP_NONE);
+    check_access(&a, 0x2000, 8, ACCESS_LOAD, ACCESS_INT);
+    CHECK_EQ_U(a.pc, (uint64_t)p);
 }
 
 TEST(before_decode_failure)
@@ -1031,6 +1064,7 @@ int main(void)
     RUN(before_uses_cache);
     RUN(before_forward_branch);
     RUN(locate_takes_the_access_before_a_target_only_if_it_touched_the_watch);
+    RUN(locate_takes_a_load_that_wrote_its_own_base_at_the_watched_bytes);
     RUN(before_decode_failure);
     RUN(sampled_draws_each_access_of_the_region);
     RUN(sampled_in_a_running_rep_takes_the_rep);

@@ -40,12 +40,15 @@ static const uint8_t store8_pair[] = { 0x48, 0x89, 0x02, 0x48, 0x89, 0x42, 0x08,
 static const uint8_t store_advance[] = { 0x48, 0x89, 0x02, 0x48, 0x83, 0xc2, 0x08, 0xc3 };
 /* test %rax,%rax; je 1f; mov %rax,(%rdx); nop; 1: ret: a store a branch may skip */
 static const uint8_t store_if[] = { 0x48, 0x85, 0xc0, 0x74, 0x04, 0x48, 0x89, 0x02, 0x90, 0xc3 };
+/* test %rax,%rax; je 1f; mov %rax,(%rdx); 1: ret: the store ends an if's arm, its traps land at a target */
+static const uint8_t store_before_target[] = { 0x48, 0x85, 0xc0, 0x74, 0x03, 0x48, 0x89, 0x02, 0xc3 };
 
 static const struct { const uint8_t *code; size_t len; } functions[] = {
     { store8, sizeof store8 }, { store4, sizeof store4 }, { load8, sizeof load8 },
     { store_f64, sizeof store_f64 }, { add8, sizeof add8 }, { rep_stosb, sizeof rep_stosb },
     { store8_again, sizeof store8_again }, { store_advance, sizeof store_advance },
     { store_if, sizeof store_if }, { store8_pair, sizeof store8_pair },
+    { store_before_target, sizeof store_before_target },
 };
 
 static uint64_t data[16] __attribute__((aligned(64)));
@@ -270,6 +273,25 @@ TEST(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed)
     trap(t, 0, at(store8, 3), &data[0], 5);   /* the next round stores 5 again */
     const pair_entry *p = only_pair(t);
     CHECK(p && p->wasteful == counted(8, 2));
+    thread_end(t);
+}
+
+/* The store's traps land at a branch target: a jump there touches no
+ * data, so they are the store's (locate.c), its own and the next round's. */
+TEST(a_store_that_ends_an_if_arm_is_paired_through_traps_at_the_target)
+{
+    thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+    data[0] = 1;
+    sample(t, at(store_before_target, 5), &data[0], 5);   /* the store is next */
+    CHECK(t->watch.slot[0].armed && t->watch.slot[0].priming);
+    data[0] = 5;
+    trap(t, 0, at(store_before_target, 8), &data[0], 5);   /* its own trap, at the target */
+    CHECK_EQ_U(t->stats[STAT_PRIMED], 1);
+    trap(t, 0, at(store_before_target, 8), &data[0], 5);   /* the next round's: silent */
+    const pair_entry *p = only_pair(t);
+    CHECK(p && p->wasteful == counted(8, 4));
+    CHECK_EQ_U(t->stats[STAT_TRAPS_AT_TARGET], 2);
+    CHECK_EQ_U(t->drops[DROP_BRANCH_TARGET], 0);
     thread_end(t);
 }
 
@@ -688,6 +710,7 @@ int main(void)
     RUN(the_same_value_stored_again_is_a_silent_pair);
     RUN(a_different_value_is_monitored_not_wasteful);
     RUN(an_access_ahead_of_the_pc_is_primed_and_its_own_trap_absorbed);
+    RUN(a_store_that_ends_an_if_arm_is_paired_through_traps_at_the_target);
     RUN(an_access_ahead_passes_over_earlier_accesses_to_its_bytes);
     RUN(an_access_past_a_branch_is_guarded_and_dropped_if_the_pc_comes_first);
     RUN(a_guarded_access_that_runs_first_loses_its_guard_and_pairs);
