@@ -148,6 +148,9 @@ void exact_java_stop(void);   /* nothing is watched any more */
 void exact_java_cut(void);    /* --exact-limit: the agent names frames, then the tool ends the run */
 Bool exact_java_started(void);   /* the agent announced a Java thread (the VM is up) */
 UInt exact_java_leaf(exact_thread *t, Addr pc, UInt len, Addr sp, Addr fp, Addr r13);
+/* A system call read the thread's [addr, addr + size) (exact_syscall.c). */
+void exact_on_kernel_read(exact_thread *t, Addr addr, SizeT size, Addr pc, Addr sp, Addr fp, Addr r13);
+void exact_syscall_init(void);
 Bool exact_java_key(Addr key, UInt *jframe);
 void exact_java_name(UInt jframe, const HChar **function, const HChar **file, UInt *line);
 

@@ -274,6 +274,7 @@ static void pre_clo_init(void)
     VG_(needs_client_requests)(exact_java_request);
     VG_(track_start_client_code)(on_start_client_code);
     VG_(track_pre_thread_ll_exit)(on_thread_exit);
+    exact_syscall_init();
     VG_(atfork)(NULL, NULL, on_fork_child);
 }
 

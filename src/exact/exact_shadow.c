@@ -370,6 +370,19 @@ void exact_on_access_wide_java(Addr addr, ULong size_kind, ULong pc_len, Addr sp
         exact_on_access_wide(addr, size_kind, pc_len, sp);
 }
 
+/* A system call read [addr, addr + size) (exact_syscall.c): a load of each
+ * byte at pc, the call's site, in 8-byte pieces. */
+void exact_on_kernel_read(exact_thread *t, Addr addr, SizeT size, Addr pc, Addr sp, Addr fp, Addr r13)
+{
+    java_fp = fp;
+    java_r13 = r13;
+    if (exact_opts.java && !exact_java_watched(t))
+        return;
+    for (SizeT done = 0; done < size; done += 8)
+        access_bytes(t, addr + done, size - done < 8 ? (UInt)(size - done) : 8,
+                     EXACT_LOAD | EXACT_UNKNOWN_VALUE, 0, pc, 2, sp);
+}
+
 /* A GC moves objects: no pair spans one (paper §5.3), so nothing stays
  * pending. */
 void exact_shadow_clear(void)
