@@ -137,6 +137,14 @@ static chunk *chunk_of(Addr a)
     return cached;
 }
 
+/* Whether a's chunk was ever touched (no allocation): an untouched one has
+ * nothing pending. */
+static Bool chunk_exists(Addr a)
+{
+    UWord i1 = (a >> 32) & (L1_SIZE - 1), i2 = (a >> CHUNK_BITS) & (L2_SIZE - 1);
+    return l1[i1] && l1[i1][i2];
+}
+
 /* Relative FP closeness, as the sampled detector (detect.c); no libm here. */
 static Bool close_enough(double a, double b)
 {
@@ -371,16 +379,20 @@ void exact_on_access_wide_java(Addr addr, ULong size_kind, ULong pc_len, Addr sp
 }
 
 /* A system call read [addr, addr + size) (exact_syscall.c): a load of each
- * byte at pc, the call's site, in 8-byte pieces. */
+ * byte at pc, the call's site, in 8-byte pieces. Chunks the program never
+ * touched are skipped, not given shadow (write(2) of a mapped file). */
 void exact_on_kernel_read(exact_thread *t, Addr addr, SizeT size, Addr pc, Addr sp, Addr fp, Addr r13)
 {
     java_fp = fp;
     java_r13 = r13;
     if (exact_opts.java && !exact_java_watched(t))
         return;
-    for (SizeT done = 0; done < size; done += 8)
-        access_bytes(t, addr + done, size - done < 8 ? (UInt)(size - done) : 8,
-                     EXACT_LOAD | EXACT_UNKNOWN_VALUE, 0, pc, 2, sp);
+    for (Addr a = addr, end = addr + size; a < end;) {
+        Addr next_chunk = (a | (CHUNK_SIZE - 1)) + 1, stop = next_chunk < end && next_chunk ? next_chunk : end;
+        for (; chunk_exists(a) && a < stop; a += 8)
+            access_bytes(t, a, stop - a < 8 ? (UInt)(stop - a) : 8, EXACT_LOAD | EXACT_UNKNOWN_VALUE, 0, pc, 2, sp);
+        a = stop;
+    }
 }
 
 /* A GC moves objects: no pair spans one (paper §5.3), so nothing stays

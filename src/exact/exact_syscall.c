@@ -4,9 +4,9 @@
  *
  * Valgrind's instrumentation sees the program's own loads, not the
  * kernel's: a buffer filled and written to a file every round looked like
- * stores overwritten before anyone read them, 99.7% dead (tests/e2e
- * exact.sh `exact_io_buffer`), and so did every output buffer of a real
- * program. The core reports what each system call reads before it runs
+ * stores overwritten before anyone read them (tests/e2e exact.sh
+ * `exact_io_buffer`: 99.95% dead for 25%), and so did every output buffer
+ * of a real program. The core reports what each system call reads before it runs
  * (the same hook memcheck checks definedness with); in dead-store mode
  * those bytes are loaded there, from the call's site. Silent stores and
  * silent loads pair the program's own accesses and compare their values,
