@@ -85,7 +85,7 @@
  *                    that never changes, and a load of a word rewritten
  *                    every round: after the first, the registers no longer
  *                    give its address, so its traps were dropped
- *                    (`addr_clobbered`, 5-9% of the silent-load traps of
+ *                    (`addr_clobbered`, up to 9% of the silent-load traps of
  *                    the accuracy programs) and its pairs lost
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
