@@ -130,8 +130,8 @@ def check_report(b, report, html_path):
         expect(insn in b.eval("document.querySelector('#%s .code').innerText" % box),
                "the %s code panel lacks the instruction %r" % (side, insn))
     heads = b.eval("[...document.querySelectorAll('.side > h4')].map(h => h.textContent)")
-    expect(len(heads) == 2 and "C1" in heads[0] and "C2" in heads[1],
-           "the detail is not two columns C1 | C2: %r" % heads)
+    expect(len(heads) == 2 and heads[0].startswith("watch") and "(trap)" in heads[1],
+           "the detail is not two columns watch | trap: %r" % heads)
 
     # Sorting by bytes, then back by rank.
     b.click("#pairs th[data-key=bytes] button")
@@ -163,7 +163,7 @@ def check_report(b, report, html_path):
                    " return e ? e.style.width + ' ' + e.textContent : ''; })()")
     expect(width.startswith("100%") and query in width, "zooming shows %r first" % width)
     b.eval("document.getElementById('tab-watch').click()")
-    expect(b.eval("document.querySelectorAll('#flame .fr').length") > 2, "the C1 graph is empty")
+    expect(b.eval("document.querySelectorAll('#flame .fr').length") > 2, "the watch graph is empty")
     no_problems(b, "report page")
     boxes = "%d box%s" % (len(found), "" if len(found) == 1 else "es")
     return "%d pairs, clicked #%d, %s match %r (%s)" % (rows, n, boxes, query, matched.split(" (")[0])
