@@ -10,6 +10,12 @@
 
 #include "decode.h"
 
+/* Whether the access touched the watched bytes [lo, hi). */
+static int touches(const mem_access *a, uint64_t lo, uint64_t hi)
+{
+    return a->addr < hi && lo < a->addr + a->size;
+}
+
 enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_t *uc,
                                       uint64_t lo, uint64_t hi, mem_access *out)
 {
@@ -25,7 +31,7 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
      * every such trap lost every pair ended by a store at the end of an
      * if's arm (tests/e2e bias_cond_store; Java's allocation zeroing
      * before a slow path's return). */
-    if (r == DROP_NONE && out->at_target && !(out->addr < hi && lo < out->addr + out->size))
+    if (r == DROP_NONE && out->at_target && !touches(out, lo, hi))
         r = DROP_BRANCH_TARGET;
     /* It wrote its own base or index (`mov (%rax),%rax`: list walks, Java's
      * field loads), so the registers no longer give its address; but it is
@@ -41,7 +47,7 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
         r = decode_access_ending_at(rip, uc, lo, hi, out);
     /* Not the instruction before rip: a rep stos/movs (memset, memcpy)
      * interrupted between iterations, pc still at it? */
-    if ((r != DROP_NONE || !(out->addr < hi && lo < out->addr + out->size)) &&
+    if ((r != DROP_NONE || !touches(out, lo, hi)) &&
         decode_string_in_progress(rip, uc, lo, hi, out) == DROP_NONE)
         r = DROP_NONE;
     return r;

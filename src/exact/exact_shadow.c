@@ -344,53 +344,56 @@ void exact_on_access(Addr addr, ULong value, ULong info, Addr sp)
                  info & 0xFFFFFFFFFFFFULL, (UInt)(info >> 55) & 15, sp);
 }
 
+/* size bytes at addr, accessed at pc with a value not known, in 8-byte pieces. */
+static void access_pieces(exact_thread *t, Addr addr, UInt size, UInt kind, Addr pc, UInt len, Addr sp)
+{
+    for (UInt done = 0; done < size; done += 8)
+        access_bytes(t, addr + done, size - done < 8 ? size - done : 8, kind | EXACT_UNKNOWN_VALUE, 0, pc,
+                     len, sp);
+}
+
 /* An access whose value the instrumentation cannot pass (dirty helpers:
- * fxsave, cpuid-like effects), in 8-byte pieces. */
+ * fxsave, cpuid-like effects). */
 void exact_on_access_wide(Addr addr, ULong size_kind, ULong pc_len, Addr sp)
 {
-    exact_thread *t = exact_cur;
-    UInt size = (UInt)size_kind, kind = (UInt)(size_kind >> 32) | EXACT_UNKNOWN_VALUE;
-    if (!t)
-        return;
-    for (UInt done = 0; done < size; done += 8)
-        access_bytes(t, addr + done, size - done < 8 ? size - done : 8, kind, 0,
-                     pc_len & 0xFFFFFFFFFFFFULL, (UInt)(pc_len >> 48) & 15, sp);
+    if (exact_cur)
+        access_pieces(exact_cur, addr, (UInt)size_kind, (UInt)(size_kind >> 32), pc_len & 0xFFFFFFFFFFFFULL,
+                      (UInt)(pc_len >> 48) & 15, sp);
 }
 
 /* A JVM's threads: only Java threads are watched (as the sampled mode
  * samples only them), with their frame pointer and bytecode register. */
-static Bool java_regs(Addr fp, Addr r13)
+static Bool java_regs(const exact_thread *t, Addr fp, Addr r13)
 {
     java_fp = fp;
     java_r13 = r13;
-    return exact_cur && exact_java_watched(exact_cur);
+    return t && exact_java_watched(t);
 }
 
 void exact_on_access_java(Addr addr, ULong value, ULong info, Addr sp, Addr fp, Addr r13)
 {
-    if (java_regs(fp, r13))
+    if (java_regs(exact_cur, fp, r13))
         exact_on_access(addr, value, info, sp);
 }
 
 void exact_on_access_wide_java(Addr addr, ULong size_kind, ULong pc_len, Addr sp, Addr fp, Addr r13)
 {
-    if (java_regs(fp, r13))
+    if (java_regs(exact_cur, fp, r13))
         exact_on_access_wide(addr, size_kind, pc_len, sp);
 }
 
 /* A system call read [addr, addr + size) (exact_syscall.c): a load of each
- * byte at pc, the call's site, in 8-byte pieces. Chunks the program never
- * touched are skipped, not given shadow (write(2) of a mapped file). */
+ * byte at pc, the call's site. Chunks the program never touched hold
+ * nothing pending and are skipped, not given shadow (write(2) of a mapped
+ * file). */
 void exact_on_kernel_read(exact_thread *t, Addr addr, SizeT size, Addr pc, Addr sp, Addr fp, Addr r13)
 {
-    java_fp = fp;
-    java_r13 = r13;
-    if (exact_opts.java && !exact_java_watched(t))
+    if (exact_opts.java && !java_regs(t, fp, r13))
         return;
     for (Addr a = addr, end = addr + size; a < end;) {
-        Addr next_chunk = (a | (CHUNK_SIZE - 1)) + 1, stop = next_chunk < end && next_chunk ? next_chunk : end;
-        for (; chunk_exists(a) && a < stop; a += 8)
-            access_bytes(t, a, stop - a < 8 ? (UInt)(stop - a) : 8, EXACT_LOAD | EXACT_UNKNOWN_VALUE, 0, pc, 2, sp);
+        Addr next_chunk = (a | (CHUNK_SIZE - 1)) + 1, stop = next_chunk && next_chunk < end ? next_chunk : end;
+        if (chunk_exists(a))
+            access_pieces(t, a, (UInt)(stop - a), EXACT_LOAD, pc, 2, sp);
         a = stop;
     }
 }

@@ -381,7 +381,10 @@ int main(int argc, char **argv)
         if (!strcmp(kernel, kernels[i].name))
             round = kernels[i].round;
     if (!round) {
-        fprintf(stderr, "usage: bias two_stores|fp_mul|odd_even|ratio|scatter|checked|wide|wide_half|far|dense|near|deep|targets|cond_store|chase [SECONDS [ROUNDS]]\n");
+        fprintf(stderr, "usage: bias ");
+        for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
+            fprintf(stderr, "%s%s", i ? "|" : "", kernels[i].name);
+        fprintf(stderr, " [SECONDS [ROUNDS]]\n");
         return 2;
     }
     for (long r = 1; rounds < 0 || r <= rounds; r++) {
