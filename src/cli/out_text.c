@@ -109,9 +109,10 @@ static void text_cost(FILE *f, const merge_model *m)
     fprintf(f, "  samples:        %" PRIu64 ", armed %" PRIu64 ", traps %" PRIu64, samples,
             merge_stat_value(m, "armed"), traps);
     uint64_t at_target = merge_stat_value(m, "traps_at_target"), clobbered = merge_stat_value(m, "traps_clobbered");
-    if (at_target + clobbered)
-        fprintf(f, " (%" PRIu64 " before a branch target, %" PRIu64 " whose address the access overwrote)",
-                at_target, clobbered);
+    uint64_t partial = merge_stat_value(m, "traps_partial");
+    if (at_target + clobbered + partial)
+        fprintf(f, " (%" PRIu64 " before a branch target, %" PRIu64 " whose address the access overwrote, %" PRIu64
+                " over part of a watch)", at_target, clobbered, partial);
     fputc('\n', f);
     fprintf(f, "  handler time:   %.3f ms", (double)ns / 1e6);
     if (samples + traps)

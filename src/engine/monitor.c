@@ -68,15 +68,9 @@ static int excluded_stack(const thread_state *t, uint64_t addr)
     return opts.stack == STACK_EXCLUDE && addr >= t->stack_lo && addr < t->stack_hi;
 }
 
-static uint32_t overlap_bytes(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
-{
-    uint64_t lo = a > b ? a : b, hi = a + alen < b + blen ? a + alen : b + blen;
-    return hi > lo ? (uint32_t)(hi - lo) : 0;
-}
-
 static int overlaps(uint64_t a, uint32_t alen, uint64_t b, uint32_t blen)
 {
-    return overlap_bytes(a, alen, b, blen) > 0;
+    return a < b + blen && b < a + alen;
 }
 
 static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
@@ -228,7 +222,7 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
         rate *= (double)a->element / (double)wlen;
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
                        .string = a->string && before_run, .span = span_of(a, wlen),
-                       .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
+                       .pending = watch_bytes_mask(wlen), .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
                        .weight = weight, .rate = rate, .epoch = t->epoch };
     if (arm(t, slot) < 0) {
         release(t, slot);   /* disables whatever the slot watched before */
@@ -450,8 +444,9 @@ static uint32_t weigh(uint32_t bytes, double weight)
 
 /* A pair found by watch s: its bytes count times the watch's weight, the
  * samples it stands for (watch.h), times its region's access rate
- * (access_rate) and times its span (span_of). */
-static void record_pair(thread_state *t, const ucontext_t *uc, const watch_slot *s, const mem_access *a,
+ * (access_rate) and times its span (span_of). A watch whose bytes end
+ * apart finds several pairs; its sample enters the weight sums once. */
+static void record_pair(thread_state *t, const ucontext_t *uc, watch_slot *s, const mem_access *a,
                         const detect_result *d)
 {
     uint32_t ctx = capture_context(t, uc, a->pc);
@@ -462,10 +457,29 @@ static void record_pair(thread_state *t, const ucontext_t *uc, const watch_slot 
         t->drops[DROP_TABLE_FULL]++;
         return;
     }
+    if (s->paired)
+        return;
+    s->paired = 1;
     t->stats[STAT_WEIGHTED_PAIRS] += (uint64_t)(w + 0.5);
     t->stats[STAT_WEIGHT_SQUARES] += (uint64_t)(w * w + 0.5);
     t->stats[STAT_RATE_WEIGHTS] += (uint64_t)(r + 0.5);
     t->stats[STAT_RATE_WEIGHT_SQUARES] += (uint64_t)(r * r + 0.5);
+}
+
+/* Slot i's trap left some of its bytes' pairs open: watch those alone. */
+static void keep_watching(thread_state *t, int i, uint8_t ended)
+{
+    watch_slot *s = &t->watch.slot[i];
+    if (ended) {
+        s->pending &= (uint8_t)~ended;
+        watch_narrow(s);
+        t->stats[STAT_TRAPS_PARTIAL]++;
+    }
+    if (arm(t, i) < 0) {
+        free_slot(t, i);
+        return;
+    }
+    t->stats[STAT_KEPT]++;
 }
 
 void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i)
@@ -516,12 +530,12 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
     uint64_t now;
     if (disarm_and_read(t, i, &now) < 0)
         return;
-    detect_result d = detect_on_trap(opts.mode, s, a.kind, overlap_bytes(a.addr, a.size, s->addr, s->len),
-                                     now, opts.fp_tolerance);
+    detect_result d = detect_on_trap(opts.mode, s, a.kind, watch_touched(s, a.addr, a.size), now,
+                                     opts.fp_tolerance);
     if (d.record)
         record_pair(t, uc, s, &a, &d);
-    if (d.keep_watching && arm(t, i) == 0) {
-        t->stats[STAT_KEPT]++;
+    if (d.keep_watching) {
+        keep_watching(t, i, d.ended);
         return;
     }
     free_slot(t, i);

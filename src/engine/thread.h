@@ -56,6 +56,7 @@ enum thread_stat {
                             not have run on the sample's pass: guarded, taken at their next run) */
     STAT_TRAPS_AT_TARGET, /* traps taken from the instruction before a branch target (locate.c) */
     STAT_TRAPS_CLOBBERED, /* traps taken from an access that wrote its own base or index */
+    STAT_TRAPS_PARTIAL,  /* traps that ended the pairs of part of a watch's bytes: the rest stayed watched */
     STAT_COUNT
 };
 

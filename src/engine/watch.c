@@ -154,3 +154,31 @@ int watch_fit(uint64_t addr, uint32_t size, uint64_t draw, uint64_t *waddr, uint
     }
     return -1;
 }
+
+uint8_t watch_touched(const watch_slot *s, uint64_t addr, uint64_t size)
+{
+    uint64_t lo = addr > s->addr ? addr : s->addr;
+    uint64_t end = addr + size, wend = s->addr + s->len, hi = end < wend ? end : wend;
+    if (hi <= lo)
+        return 0;
+    return (uint8_t)(watch_bytes_mask((uint32_t)(hi - s->addr)) & ~watch_bytes_mask((uint32_t)(lo - s->addr)));
+}
+
+void watch_narrow(watch_slot *s)
+{
+    if (!s->pending)
+        return;
+    int first = __builtin_ctz(s->pending), last = 31 - __builtin_clz(s->pending);
+    uint32_t len = 1;
+    /* s->addr is aligned to s->len, so blocks aligned within the watch
+     * are aligned in memory too. */
+    while (len < s->len && first / (int)len != last / (int)len)
+        len *= 2;
+    if (len >= s->len)
+        return;
+    uint32_t off = (uint32_t)first / len * len;
+    s->addr += off;
+    s->len = len;
+    s->pending = (uint8_t)((s->pending >> off) & watch_bytes_mask(len));
+    s->value = (s->value >> (8 * off)) & ((1ull << (8 * len)) - 1);   /* len <= 4 here */
+}

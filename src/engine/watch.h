@@ -25,6 +25,8 @@ typedef struct watch_slot {
     uint8_t span;       /* the sampled access's bytes per watched byte (a 32-byte store watched
                            through 8 of them: 4); its pairs count that many times their bytes */
     uint8_t passed_over; /* priming: traps by other instructions before the sampled access ran */
+    uint8_t pending;    /* watched bytes whose pairs have not ended (bit k: addr + k) */
+    uint8_t paired;     /* a pair was counted: its sample is in the weight stats */
     uint64_t value;     /* bytes at addr when armed (little-endian, len bytes) */
     uint32_t ctx;       /* C1: cct node of the sampled access */
     uint64_t sample_pc; /* pc of the sampled access */
@@ -80,5 +82,19 @@ void watch_release(watch_set *w, int i);
 int watch_fit(uint64_t addr, uint32_t size, uint64_t draw, uint64_t *waddr, uint32_t *wlen);
 
 uint64_t watch_random(watch_set *w);
+
+/* The mask of a watch's len bytes (bit k: byte k), len <= 8. */
+static inline uint8_t watch_bytes_mask(uint32_t len)
+{
+    return len >= 8 ? 0xff : (uint8_t)((1u << len) - 1);
+}
+
+/* The bytes of [addr, addr+size) among the watch's (bit k: s->addr + k). */
+uint8_t watch_touched(const watch_slot *s, uint64_t addr, uint64_t size);
+
+/* Shrinks a watch to the smallest aligned block (1/2/4/8 bytes) that holds
+ * its pending bytes, so that accesses to bytes whose pairs ended no longer
+ * trap: the half a 4-byte store left of an 8-byte watch is watched alone. */
+void watch_narrow(watch_slot *s);
 
 #endif

@@ -87,6 +87,15 @@
  *                    give its address, so its traps were dropped
  *                    (`addr_clobbered`, up to 9% of the silent-load traps of
  *                    the accuracy programs) and its pairs lost
+ *   split       50%  (dead-store mode) an 8-byte store, then two 4-byte
+ *                    stores over its halves, then an 8-byte load of the
+ *                    word: the wide store's bytes are all dead (each half
+ *                    killed by one narrow store), the narrow stores' live.
+ *                    A trap by the first narrow store ended the wide
+ *                    store's watch counting 4 dead and 4 monitored bytes
+ *                    (25% here; Java's object zeroing and array copies
+ *                    before 4-byte field stores read half as dead as they
+ *                    are): the other half must stay watched to its own end
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -317,6 +326,26 @@ static double cpu_seconds(void)
 /* One round of each kernel; main looks the kernel up once, so that no
  * string compare runs between rounds (its loads would join a silent-load
  * kernel's pairs). */
+/* split (dead-store mode): one word stored whole, then as two halves, then
+ * loaded whole. volatile keeps the compiler from merging or dropping any of
+ * the four accesses. */
+static union split_word {
+    long whole;
+    int half[2];
+} split_words[N];
+
+__attribute__((noinline)) long split(volatile union split_word *w, long n, long r)
+{
+    long s = 0;
+    for (long i = 0; i < n; i++) {
+        w[i].whole = r + i;          /* PLANT: split-dead */
+        w[i].half[0] = (int)i;       /* PLANT: split-lo */
+        w[i].half[1] = (int)r;       /* PLANT: split-hi */
+        s += w[i].whole;
+    }
+    return s;
+}
+
 static long total;   /* what the kernels return, printed so nothing is optimized away */
 
 static void round_two_stores(long r) { two_stores(ia, ib, N, r); }
@@ -345,6 +374,8 @@ static void round_chase(long r)
     total += chase(chase_self, ib, N);
 }
 
+static void round_split(long r) { total += split(split_words, N, r); }
+
 static void round_dense(long r)
 {
     dense(ia, ib, ic, id, loads, N);
@@ -360,6 +391,7 @@ static const struct {
     { "wide", round_wide }, { "wide_half", round_wide_half }, { "far", round_far },
     { "dense", round_dense }, { "near", round_near }, { "deep", round_deep },
     { "targets", round_targets }, { "cond_store", round_cond_store }, { "chase", round_chase },
+    { "split", round_split },
 };
 
 int main(int argc, char **argv)

@@ -516,14 +516,24 @@ TEST(a_pair_counts_its_region_accesses_per_instruction)
     thread_end(t);
 }
 
-TEST(a_narrower_store_kills_only_the_bytes_it_overwrites)
+/* Object zeroing, then a 4-byte field store: the store ends the pairs of
+ * the 4 bytes it overwrote; the other 4 stay watched, alone, until their
+ * own next access (here a load: live). One sample, two pairs. */
+TEST(a_narrower_store_ends_only_the_bytes_it_overwrites_and_the_rest_stay_watched)
 {
     thread_state *t = thread_begin(MODE_DEAD_STORE, 4);
     sample(t, at(store8, 3), &data[0], 1);
     CHECK_EQ_U(slot_hw[0].rw, 1);   /* dead stores must see reads */
     trap(t, 0, at(store4, 2), &data[0], 2);
     const pair_entry *p = only_pair(t);
-    CHECK(p && p->bytes == counted(8, 2) && p->wasteful == counted(4, 2));
+    CHECK(p && p->bytes == counted(4, 2) && p->wasteful == counted(4, 2));
+    CHECK(slot_hw[0].armed && slot_hw[0].addr == (uint64_t)(uintptr_t)&data[0] + 4 && slot_hw[0].len == 4);
+    CHECK_EQ_U(t->stats[STAT_TRAPS_PARTIAL], 1);
+    trap(t, 0, at(load8, 3), &data[0], 0);
+    CHECK_EQ_U(t->pairs.used, 2);
+    CHECK(t->pairs.used == 2 && t->pairs.entries[1].bytes == counted(4, 2) && t->pairs.entries[1].wasteful == 0);
+    CHECK(!slot_hw[0].armed && !t->watch.slot[0].armed);
+    CHECK_EQ_U(t->stats[STAT_WEIGHTED_PAIRS], 1);   /* one sample */
     thread_end(t);
 }
 
@@ -720,7 +730,7 @@ int main(void)
     RUN(watches_leave_a_slot_for_the_guard);
     RUN(a_pair_counts_its_region_accesses_per_instruction);
     RUN(a_sample_due_inside_a_handler_is_dropped);
-    RUN(a_narrower_store_kills_only_the_bytes_it_overwrites);
+    RUN(a_narrower_store_ends_only_the_bytes_it_overwrites_and_the_rest_stay_watched);
     RUN(a_load_makes_the_store_useful_and_a_read_modify_write_too);
     RUN(silent_load_keeps_watching_across_stores);
     RUN(nearly_equal_doubles_are_approximately_silent);
