@@ -222,8 +222,9 @@ static void watch_access(thread_state *t, const ucontext_t *uc, int slot, const 
         rate *= (double)a->element / (double)wlen;
     *s = (watch_slot){ .armed = 1, .priming = before_run, .addr = waddr, .len = wlen, .fp = a->fp,
                        .string = a->string && before_run, .span = span_of(a, wlen),
-                       .pending = watch_bytes_mask(wlen), .value = value, .ctx = ctx, .sample_pc = a->pc, .seen = s->seen,
-                       .weight = weight, .rate = rate, .epoch = t->epoch };
+                       .pending = watch_bytes_mask(wlen), .value = value, .ctx = ctx,
+                       .sample_pc = a->pc, .seen = s->seen, .weight = weight, .rate = rate,
+                       .epoch = t->epoch };
     if (arm(t, slot) < 0) {
         release(t, slot);   /* disables whatever the slot watched before */
         t->drops[DROP_UNREADABLE]++;
