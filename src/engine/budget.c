@@ -96,3 +96,9 @@ uint64_t budget_mean_interval(const budget_state *b)
         return b->period;
     return (uint64_t)((double)b->cpu_ns * 1000.0 / (double)b->periods_milli);
 }
+
+uint64_t budget_draw_period(uint64_t period, uint32_t draw)
+{
+    draw &= (1u << 24) - 1;
+    return period / 2 + (uint64_t)((double)period * (double)draw / (double)(1u << 24));
+}

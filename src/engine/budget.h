@@ -57,6 +57,16 @@ void budget_charge(budget_state *b, uint64_t handler_ns, int trap);
  * changed it (the caller applies it to the sampler), else 0. */
 uint64_t budget_sample(budget_state *b, uint64_t cpu_ns);
 
+/* Signal context. The period the sampler is given for its next sample,
+ * drawn around the budget's: uniform in [period/2, 3 period/2) as draw
+ * (24 random bits) runs over its range, so the mean stays the period. A
+ * fixed period aliases with a program's own (a round of loops), and the
+ * handler's cost, which depends on where a sample landed, moves the next
+ * landing by as much each time: in the QEMU guest, whose clock counts
+ * instructions and has no jitter of its own, tests/e2e bias_arm read 42%
+ * for 50% with a fixed period, 48% with drawn ones. */
+uint64_t budget_draw_period(uint64_t period, uint32_t draw);
+
 /* The controller: the interval that follows one where the thread spent
  * wasp_ns of cpu_ns in wasp, under a budget of ppm, never below floor nor
  * above ceiling. */

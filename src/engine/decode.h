@@ -46,7 +46,8 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
  * (decode_choose.c says why). A region is straight-line code: from the
  * last call, return, jump or backward branch before rip, or loop head (a
  * back edge's target) at or before it, to the next (conditional forward
- * branches and other branch targets inside are fine), drawn
+ * branches and other branch targets inside are fine), less the if arms
+ * inside it, which are regions of their own (decode_arm.c), drawn
  * from in fixed parts of at most 64 instructions and 256 bytes. An access
  * behind rip with a branch target between them is deferred and guarded
  * (out->past_target). When the registers hold the drawn access's

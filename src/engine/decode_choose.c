@@ -19,7 +19,9 @@
  * backward branch, or at a loop head (a back edge's target), and ends with
  * the next call, return, jump or backward branch, or before the next loop
  * head: a pass through it runs from where it entered to its end, skipping
- * what its forward branches jump over. Forward branches do not end it, nor
+ * what its forward branches jump over. An if's arm inside it is not its
+ * own: the scan steps over it, and the arm is a region of its own
+ * (decode_arm.c says why). Forward branches do not end it, nor
  * do other branch targets start one: JIT code splits a loop body into many
  * basic blocks with checks that almost never branch (bounds, nulls,
  * safepoints), enters its loops past the head (`jmp head+3`) and returns
@@ -190,15 +192,33 @@ static void stop_at_loop_head(region_scan *b, uint64_t start, const ZydisDecoded
         b->ncand--;
 }
 
+/* The next instruction the region's scan decodes after instruction i (d,
+ * at pc): past the arm it jumps over, if it does (decode_arm.c). The arm
+ * may or may not run on a pass: for what lies behind the pc, it may have
+ * written any register and touched any bytes; and the branch does not
+ * make what follows it conditional. */
+static uint64_t step_over_arm(region_scan *b, unsigned i, const decode_insn *d, uint64_t pc)
+{
+    uint64_t next = pc + d->in.length, else_at;
+    uint64_t arm = b->cond[i] ? decode_arm_end(&d->in, next, &else_at) : 0;
+    if (!arm)
+        return next;
+    b->cond[i] = 0;
+    b->written[i] = ~0u;
+    b->unknown[i] = 1;
+    return arm;
+}
+
 /* Decodes the region from its start up to and including the instruction
- * that ends it, at most DECODE_PART_INSNS and DECODE_PART_BYTES. With uc,
+ * that ends it (or up to end, an if's arm's boundary, when not 0), at most
+ * DECODE_PART_INSNS and DECODE_PART_BYTES. With uc,
  * notes where each instruction before rip accessed memory. */
-static int scan_region(uint64_t start, uint8_t want, const ucontext_t *uc, uint64_t rip,
+static int scan_region(uint64_t start, uint64_t end, uint8_t want, const ucontext_t *uc, uint64_t rip,
                        region_scan *b)
 {
     uint64_t pc = start;
     b->n = b->ncand = 0;
-    while (b->n < DECODE_PART_INSNS && pc - start < DECODE_PART_BYTES) {
+    while (b->n < DECODE_PART_INSNS && pc - start < DECODE_PART_BYTES && (!end || pc < end)) {
         decode_insn d;
         if (!ZYAN_SUCCESS(decode_read_at(pc, &d)))
             return b->n ? 0 : -1;
@@ -223,15 +243,15 @@ static int scan_region(uint64_t start, uint8_t want, const ucontext_t *uc, uint6
             stop_at_loop_head(b, start, &d.in, pc);
             break;
         }
-        pc += d.in.length;
+        pc = step_over_arm(b, i, &d, pc);
     }
     return 0;
 }
 
-unsigned decode_region_candidates(uint64_t start, uint8_t want)
+unsigned decode_region_candidates(uint64_t start, uint64_t end, uint8_t want)
 {
     region_scan b;
-    return scan_region(start, want, NULL, 0, &b) < 0 ? 0 : b.ncand;
+    return scan_region(start, end, want, NULL, 0, &b) < 0 ? 0 : b.ncand;
 }
 
 /* Index of the first instruction at or after rip. */
@@ -288,12 +308,12 @@ static enum drop_reason describe_deferred(const decode_insn *d, uint64_t pc, mem
     return r;
 }
 
-enum drop_reason decode_choose(uint64_t start, uint64_t target, uint64_t rip, uint8_t want, uint64_t draw,
-                               const ucontext_t *uc, mem_access *out)
+enum drop_reason decode_choose(uint64_t start, uint64_t target, uint64_t end, uint64_t rip, uint8_t want,
+                               uint64_t draw, const ucontext_t *uc, mem_access *out)
 {
     region_scan b;
     decode_insn d;
-    if (scan_region(start, want, uc, rip, &b) < 0)
+    if (scan_region(start, end, want, uc, rip, &b) < 0)
         return DROP_DECODE_FAILED;
     if (b.ncand == 0)
         return DROP_NOT_MEMORY;

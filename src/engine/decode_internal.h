@@ -41,6 +41,16 @@ enum drop_reason decode_live(const decode_insn *d, uint64_t pc, const ucontext_t
                              int post_state, mem_access *out);
 
 
+/* decode_sweep.c. Lock-free caches of single 64-bit words, DECODE_CACHE_SLOTS
+ * each, keyed by their bits 0..46 (a user-space pc) and 60..63; 0 is empty. */
+#define DECODE_CACHE_BITS 16
+#define DECODE_CACHE_SLOTS (1u << DECODE_CACHE_BITS)
+/* The entry for key, or 0 on a miss. */
+uint64_t decode_cache_lookup(uint64_t *table, uint64_t key);
+/* Inserts e with compare-and-swap; gives up quietly when the neighbourhood
+ * is full (the answer is just recomputed next time). */
+void decode_cache_put(uint64_t *table, uint64_t e);
+
 /* decode_sweep.c. Target of a direct relative branch, 0 for others. */
 uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);
 
@@ -50,12 +60,18 @@ uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);
 #define DECODE_PART_INSNS 64u
 #define DECODE_PART_BYTES 256u
 
+/* decode_arm.c. Where the arm that in (a conditional branch, next after
+ * it) jumps over ends, or 0 when it jumps over none (decode_arm.c says
+ * what is one); *else_at: where an else arm skipped with it starts, or 0. */
+uint64_t decode_arm_end(const ZydisDecodedInstruction *in, uint64_t next, uint64_t *else_at);
+
 /* decode_choose.c. Whether in (at pc, next after it) is the last
  * instruction of a sampling region: a call, return, jump, system call, or
  * a backward branch (a loop's back edge). */
 int decode_ends_region(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t next);
-/* How many accesses of the wanted kind the region starting at start has. */
-unsigned decode_region_candidates(uint64_t start, uint8_t want);
+/* How many accesses of the wanted kind the region starting at start has
+ * (ending before end, when not 0: an if's arm, decode_sweep.c). */
+unsigned decode_region_candidates(uint64_t start, uint64_t end, uint8_t want);
 /* Whether in, at pc, branching to target, makes target a loop head: a
  * conditional backward branch (a back edge). Targets of jumps are not:
  * C2 enters its loops past the head and its slow paths jump back into
@@ -63,8 +79,9 @@ unsigned decode_region_candidates(uint64_t start, uint8_t want);
 int decode_is_loop_head(const ZydisDecodedInstruction *in, uint64_t pc, uint64_t target);
 /* The access a sample at rip takes from the region starting at start:
  * candidate (draw mod n) of its n, in code order (decode_access_sampled).
- * target: the last branch target in (start, rip], 0 for none. */
-enum drop_reason decode_choose(uint64_t start, uint64_t target, uint64_t rip, uint8_t want, uint64_t draw,
-                               const ucontext_t *uc, mem_access *out);
+ * target: the last branch target in (start, rip], 0 for none; end: where
+ * an if's arm ends the region, 0 for none. */
+enum drop_reason decode_choose(uint64_t start, uint64_t target, uint64_t end, uint64_t rip, uint8_t want,
+                               uint64_t draw, const ucontext_t *uc, mem_access *out);
 
 #endif

@@ -15,8 +15,6 @@
  * distance back to the start of the instruction ending at rip (in the
  * sample cache: to the start of rip's region), 56..59 the state (enum
  * decode_state), 60..63 key flags. 0 means empty (rip is never 0). */
-#define DECODE_CACHE_BITS 16
-#define DECODE_CACHE_SLOTS (1u << DECODE_CACHE_BITS)
 #define DECODE_CACHE_PROBES 32u
 #define DECODE_RIP_MASK ((1ull << 47) - 1)
 #define DECODE_OFF_SHIFT 48
@@ -48,6 +46,7 @@ static unsigned decode_state_of(uint64_t e)
 static uint64_t decode_cache[DECODE_CACHE_SLOTS];        /* trap: instruction ending at rip */
 static uint64_t decode_sample_cache[DECODE_CACHE_SLOTS]; /* sample: where rip's region starts */
 static uint64_t decode_target_cache[DECODE_CACHE_SLOTS]; /* sample: the last branch target before it */
+static uint64_t decode_end_cache[DECODE_CACHE_SLOTS];    /* sample: where an if's arm ends its region */
 
 /* ---- previous-instruction cache --------------------------------------- */
 
@@ -67,16 +66,13 @@ static uint64_t decode_cache_get(uint64_t *table, uint64_t key)
     return 0;
 }
 
-/* The entry for key, or 0 on a miss. */
-static uint64_t decode_cache_lookup(uint64_t *table, uint64_t key)
+uint64_t decode_cache_lookup(uint64_t *table, uint64_t key)
 {
     uint64_t e = decode_cache_get(table, key);
     return (e & DECODE_KEY_MASK) == key ? e : 0;
 }
 
-/* Lock-free insert: claim an empty slot with CAS; give up quietly when the
- * neighbourhood is full (the answer is just recomputed next time). */
-static void decode_cache_put(uint64_t *table, uint64_t e)
+void decode_cache_put(uint64_t *table, uint64_t e)
 {
     uint64_t key = e & DECODE_KEY_MASK;
     size_t h = decode_hash(key);
@@ -201,7 +197,8 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
  * DECODE_PART_BYTES of the part's start, counted from the region's start,
  * so that every pc of a part draws from the same accesses (a window
  * sliding with the pc gave the accesses at a long region's end more
- * samples than those at its start). 0 if the code does not decode. */
+ * samples than those at its start), stepping over arms as the region's
+ * scan does (decode_choose.c). 0 if the code does not decode. */
 static uint64_t decode_part_start(uint64_t region, uint64_t rip)
 {
     uint64_t pc = region, part = region;
@@ -220,23 +217,28 @@ static uint64_t decode_part_start(uint64_t region, uint64_t rip)
                                                         avail, &in)))
             return 0;
         in_part++;
-        pc += in.length;
+        uint64_t else_at, arm = decode_arm_end(&in, pc + in.length, &else_at);
+        pc = arm ? arm : pc + in.length;   /* as scan_region steps: over arms */
     }
 }
 
 /* Sweeps the whole function once: is rip an instruction start, and where
  * does its region start? After the last instruction before rip that ends
  * a region (decode_ends_region), or at the last loop head at or before
- * rip: the target of a conditional backward branch. Other branch targets
- * do not start one (decode_choose.c says why); the last of them in rip's
- * part, at or before rip, goes into *target (0: none). */
+ * rip: the target of a conditional backward branch. An if's arm
+ * (decode_arm.c) before rip is stepped over, what it holds belonging to
+ * no region but its own; rip inside one is in the arm's region, which
+ * ends with it (*region_end; 0 for a region that ends as decode_choose.c
+ * scans). Other branch targets do not start a region (decode_choose.c
+ * says why); the last of them in rip's part, at or before rip, goes into
+ * *target (0: none). */
 static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key,
-                                     uint64_t *target)
+                                     uint64_t *target, uint64_t *region_end)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t pc = start, region = start, last = 0;
     int boundary = rip == start;
-    *target = 0;
+    *target = *region_end = 0;
     while (pc < limit) {
         ZydisDecodedInstruction in;
         ZydisDecoderContext ctx;
@@ -247,13 +249,24 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                 break;
             return key | DECODE_S(DECODE_FAILED);
         }
-        uint64_t next = pc + in.length, to = decode_branch_target(&in, next);
+        uint64_t next = pc + in.length, to = decode_branch_target(&in, next), else_at = 0, arm = 0;
         if (pc < rip) {
             if (next > rip)
                 return key | DECODE_S(DECODE_NOBOUND);
             boundary |= next == rip;
             if (decode_ends_region(&in, pc, next) && next > region)
                 region = next;
+            arm = decode_arm_end(&in, next, &else_at);
+        }
+        if (arm && arm <= rip) {
+            boundary |= arm == rip;
+            pc = arm;   /* over the arm: its code is not rip's region's */
+            continue;
+        }
+        if (arm) {      /* rip is in the arm */
+            int in_else = else_at && rip >= else_at;
+            region = in_else ? else_at : next;
+            *region_end = in_else || !else_at ? arm : else_at;
         }
         if (to && to <= rip) {
             if (decode_is_loop_head(&in, pc, to) && to > region)
@@ -270,7 +283,9 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
         return key | DECODE_S(DECODE_FAILED);
     if (rip - part > DECODE_OFF_MASK)
         return key | DECODE_S(DECODE_NOBOUND);
-    if (decode_region_candidates(part, want) == 0)
+    if (*region_end && *region_end - rip > DECODE_OFF_MASK)
+        *region_end = 0;   /* past the part's last byte: the part ends first */
+    if (decode_region_candidates(part, *region_end, want) == 0)
         return key | DECODE_S(DECODE_NONE_FOUND);
     if (last > part)
         *target = last;
@@ -286,16 +301,39 @@ static uint64_t decode_target_entry(uint64_t key, uint64_t rip, uint64_t target)
                : key | DECODE_S(DECODE_NONE_FOUND);
 }
 
-/* A sample's cached region and target: the access drawn from it. */
-static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint64_t te, uint8_t want,
-                                                 uint64_t draw, const ucontext_t *uc, mem_access *out)
+/* The end entry that goes with a region entry: how far after rip an arm
+ * boundary ends its region, or DECODE_NONE_FOUND for none. */
+static uint64_t decode_end_entry(uint64_t key, uint64_t rip, uint64_t end)
+{
+    return end ? key | ((end - rip) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND)
+               : key | DECODE_S(DECODE_NONE_FOUND);
+}
+
+/* A sample's cached region, target and end: the access drawn from it. */
+static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint64_t te, uint64_t ee,
+                                                 uint8_t want, uint64_t draw, const ucontext_t *uc,
+                                                 mem_access *out)
 {
     enum drop_reason r = decode_entry_reason(e);
     if (r != DROP_NONE)
         return r;
     uint64_t first = rip - ((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
     uint64_t target = decode_state_of(te) == DECODE_FOUND ? rip - ((te >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK) : 0;
-    return decode_choose(first, target, rip, want, draw, uc, out);
+    uint64_t end = decode_state_of(ee) == DECODE_FOUND ? rip + ((ee >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK) : 0;
+    return decode_choose(first, target, end, rip, want, draw, uc, out);
+}
+
+/* A sample's three cache entries, or 0 when any one a found region needs
+ * is missing (evicted or not yet inserted): then the caller sweeps. */
+static uint64_t decode_sample_lookup(uint64_t key, uint64_t *te, uint64_t *ee)
+{
+    uint64_t e = decode_cache_lookup(decode_sample_cache, key);
+    *te = *ee = 0;
+    if (!e || decode_state_of(e) != DECODE_FOUND)
+        return e;
+    *te = decode_cache_lookup(decode_target_cache, key);
+    *ee = decode_cache_lookup(decode_end_cache, key);
+    return *te && *ee ? e : 0;
 }
 
 static uint64_t decode_sample_key(uint64_t rip, uint8_t want)
@@ -310,12 +348,11 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, cons
 {
     if (!decode_is_ready() || (rip & ~DECODE_RIP_MASK))
         return 0;
-    uint64_t key = decode_sample_key(rip, want);
-    uint64_t e = decode_cache_lookup(decode_sample_cache, key);
-    uint64_t te = e ? decode_cache_lookup(decode_target_cache, key) : 0;
-    if (!e || (!te && decode_state_of(e) == DECODE_FOUND))
+    uint64_t key = decode_sample_key(rip, want), te, ee;
+    uint64_t e = decode_sample_lookup(key, &te, &ee);
+    if (!e)
         return 0;
-    *reason = decode_sample_from_entry(rip, e, te, want, draw, uc, out);
+    *reason = decode_sample_from_entry(rip, e, te, ee, want, draw, uc, out);
     return 1;
 }
 
@@ -326,20 +363,23 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
         return DROP_DECODE_FAILED;
     if (rip < func_start || rip > func_end || (rip & ~DECODE_RIP_MASK))
         return DROP_NO_BOUNDARY;
-    uint64_t key = decode_sample_key(rip, want);
-    uint64_t e = decode_cache_lookup(decode_sample_cache, key);
-    uint64_t te = e ? decode_cache_lookup(decode_target_cache, key) : 0;
-    if (!e || (!te && decode_state_of(e) == DECODE_FOUND)) {
-        uint64_t target;
-        e = decode_sweep_sampled(rip, func_start, func_end, want, key, &target);
+    uint64_t key = decode_sample_key(rip, want), te, ee;
+    uint64_t e = decode_sample_lookup(key, &te, &ee);
+    if (!e) {
+        uint64_t target, end;
+        e = decode_sweep_sampled(rip, func_start, func_end, want, key, &target, &end);
         te = decode_target_entry(key, rip, target);
-        /* The target first: a reader that finds the region finds it too
-         * (or, evicted, sweeps again). Only a region drawn from needs it. */
-        if (decode_state_of(e) == DECODE_FOUND)
+        ee = decode_end_entry(key, rip, end);
+        /* The target and end first: a reader that finds the region finds
+         * them too (or, evicted, sweeps again). Only a region drawn from
+         * needs them. */
+        if (decode_state_of(e) == DECODE_FOUND) {
             decode_cache_put(decode_target_cache, te);
+            decode_cache_put(decode_end_cache, ee);
+        }
         decode_cache_put(decode_sample_cache, e);
     }
-    return decode_sample_from_entry(rip, e, te, want, draw, uc, out);
+    return decode_sample_from_entry(rip, e, te, ee, want, draw, uc, out);
 }
 
 /* ---- trap fallback: no known boundary ------------------------------- */

@@ -120,14 +120,14 @@ static void take_pending_stack(thread_state *t)
     t->altstack_unused = p;
 }
 
-/* The budget (budget.h) after a sample: charges it, and when the
- * controller moves the interval, moves the sampler's. */
+/* The budget (budget.h) after a sample: charges it, and gives the sampler
+ * its next period, drawn around the controller's interval. */
 static void budget_after_sample(thread_state *t, uint64_t handler_ns)
 {
     budget_charge(&t->budget, handler_ns, 0);
-    uint64_t period = budget_sample(&t->budget, active_sampler->cpu_since_sample(t));
-    if (period)
-        active_sampler->set_period(t, period);
+    budget_sample(&t->budget, active_sampler->cpu_since_sample(t));
+    active_sampler->set_period(t, budget_draw_period(t->budget.period, (uint32_t)(watch_random(&t->watch) >> 40)),
+                               handler_ns);
 }
 
 /* Whether a SIGTRAP waits: the handler blocks every signal, so a sampling

@@ -33,9 +33,11 @@ typedef struct sampler {
     /* Signal context, once per sample: the thread's CPU time since its
      * previous sample (or since thread_start), for the budget (budget.h). */
     uint64_t (*cpu_since_sample)(thread_state *t);
-    /* Signal context: samples every period (ns or events) from now on.
-     * Returns 0 or -1. */
-    int (*set_period)(thread_state *t, uint64_t period);
+    /* Signal context, in a sample's handler: the next sample comes period
+     * (ns or events) after the one being handled. The clock restarts now;
+     * handler_ns, the handler's CPU time so far, is what a clock of CPU
+     * time has already counted of it. Returns 0 or -1. */
+    int (*set_period)(thread_state *t, uint64_t period, uint64_t handler_ns);
 } sampler;
 
 extern const sampler sampler_software;

@@ -231,8 +231,9 @@ static uint64_t pmu_cpu_since_sample(thread_state *t)
     return now > was ? now - was : 0;
 }
 
-static int pmu_set_period(thread_state *t, uint64_t period)
+static int pmu_set_period(thread_state *t, uint64_t period, uint64_t handler_ns)
 {
+    (void)handler_ns;   /* a count of events: the handler's own are not known */
     return perf_set_period(t->sampler_fd, pmu_period(&pmu.ev, period));
 }
 

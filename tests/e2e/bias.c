@@ -96,6 +96,16 @@
  *                    (25% here; Java's object zeroing and array copies
  *                    before 4-byte field stores read half as dead as they
  *                    are): the other half must stay watched to its own end
+ *   arm         50%  two loops of the same shape, each storing behind an
+ *                    if arm that no pass runs: the first's arm is 2
+ *                    instructions and its store silent, the second's 40
+ *                    and its store changing. A pair counted its region's
+ *                    accesses per instruction as if each pass ran the
+ *                    region whole: the second store, 7 of 47 instructions
+ *                    run per pass, weighed 7/47 of its due (83.5%); arms
+ *                    must be left out of their regions. And with a fixed
+ *                    sampling period the guest's instruction-counting
+ *                    clock (no jitter) aliased with the rounds (42%)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -326,6 +336,29 @@ static double cpu_seconds(void)
 /* One round of each kernel; main looks the kernel up once, so that no
  * string compare runs between rounds (its loads would join a silent-load
  * kernel's pairs). */
+/* arm: two loops of the same shape, each storing behind an if arm that no
+ * pass runs (limit[i] = i + 1), laid out inline: the first's arm is 2
+ * instructions, the second's 40. */
+__attribute__((noinline)) void arm_short(long *a, const long *lim, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        long v = r + i;
+        if (__builtin_expect(lim[i] < 0, 1))
+            __asm__ volatile("add $1, %0\n imul $3, %0, %0" : "+r"(v));
+        a[i] = v - r;   /* PLANT: arm-silent */
+    }
+}
+
+__attribute__((noinline)) void arm_long(long *b, const long *lim, long n, long r)
+{
+    for (long i = 0; i < n; i++) {
+        long v = r + i;
+        if (__builtin_expect(lim[i] < 0, 1))
+            __asm__ volatile(".rept 20\n add $1, %0\n imul $3, %0, %0\n .endr" : "+r"(v));
+        b[i] = v;   /* PLANT: arm-changes */
+    }
+}
+
 /* split (dead-store mode): one word stored whole, then as two halves, then
  * loaded whole. volatile keeps the compiler from merging or dropping any of
  * the four accesses. */
@@ -376,6 +409,12 @@ static void round_chase(long r)
 
 static void round_split(long r) { total += split(split_words, N, r); }
 
+static void round_arm(long r)
+{
+    arm_short(ia, limit, N, r);
+    arm_long(ib, limit, N, r);
+}
+
 static void round_dense(long r)
 {
     dense(ia, ib, ic, id, loads, N);
@@ -391,7 +430,7 @@ static const struct {
     { "wide", round_wide }, { "wide_half", round_wide_half }, { "far", round_far },
     { "dense", round_dense }, { "near", round_near }, { "deep", round_deep },
     { "targets", round_targets }, { "cond_store", round_cond_store }, { "chase", round_chase },
-    { "split", round_split },
+    { "split", round_split }, { "arm", round_arm },
 };
 
 int main(int argc, char **argv)

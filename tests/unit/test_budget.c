@@ -144,6 +144,20 @@ TEST(each_signal_costs_its_delivery_too)
     CHECK_EQ_U(b.win_trap_ns, 27 * US);
 }
 
+/* Each sample's period is drawn in [interval/2, 3 interval/2): no fixed
+ * period to alias with a program's rounds, and the same mean. */
+TEST(periods_are_drawn_around_the_interval)
+{
+    CHECK_EQ_U(budget_draw_period(MS, 0), MS / 2);
+    CHECK(budget_draw_period(MS, (1u << 24) - 1) < 3 * MS / 2 && budget_draw_period(MS, (1u << 24) - 1) > 3 * MS / 2 - 10);
+    CHECK_EQ_U(budget_draw_period(MS, 1u << 23), MS);
+    CHECK_EQ_U(budget_draw_period(MS, (1u << 24) | (1u << 23)), MS);   /* only 24 bits count */
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < 4096; k++)
+        sum += budget_draw_period(MS, k << 12);
+    CHECK(sum / 4096 > MS - MS / 1000 && sum / 4096 < MS + MS / 1000);
+}
+
 int main(void)
 {
     RUN(over_budget_lengthens_to_the_aim);
@@ -156,5 +170,6 @@ int main(void)
     RUN(fewer_watches_when_traps_are_the_cost);
     RUN(accounting_steps_every_window_and_keeps_totals);
     RUN(each_signal_costs_its_delivery_too);
+    RUN(periods_are_drawn_around_the_interval);
     return HARNESS_EXIT();
 }

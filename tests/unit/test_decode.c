@@ -688,14 +688,17 @@ TEST(sampled_draws_are_uniform)
     CHECK(at_b >= 450 && at_b <= 550);
 }
 
-TEST(sampled_regions_end_at_calls_and_targets_not_at_forward_branches)
+/* A forward branch over straight code to its target is an if's arm: a
+ * pass runs it whole or not at all, so it is a region of its own, and the
+ * region around it leaves it out (decode_arm.c). */
+TEST(sampled_regions_leave_an_if_arm_out_and_make_it_one_of_its_own)
 {
     static const uint8_t code[] = {
         0x48, 0x89, 0x02,             /* 0: mov %rax,(%rdx) */
         0xe8, 0x00, 0x00, 0x00, 0x00, /* 3: call 8 */
         0x48, 0x83, 0xc1, 0x01,       /* 8: add $1,%rcx */
-        0x75, 0x03,                   /* 12: jne 17 */
-        0x48, 0x89, 0x01,             /* 14: mov %rax,(%rcx) */
+        0x75, 0x03,                   /* 12: jne 17          over the arm */
+        0x48, 0x89, 0x01,             /* 14: mov %rax,(%rcx) the arm */
         0xc3,                         /* 17: ret */
     };
     uint64_t f = map_checked(code, sizeof code);
@@ -707,43 +710,56 @@ TEST(sampled_regions_end_at_calls_and_targets_not_at_forward_branches)
     regs[REG_RCX] = 0x5000;
     CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 1, &a), DROP_NONE);
     CHECK(a.pc == f && a.addr == 0x3000 && !a.guarded);   /* behind the pc: it ran */
-    /* After the call a region begins; the forward jne does not end it, so
-     * its store is drawn from the add on: deferred there (the add changes
-     * its base), from the registers after it. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 8, ACCESS_STORE, 0, &a), DROP_NONE);
-    CHECK(a.deferred && a.pc == f + 14);
-    CHECK(a.guarded);   /* the jne may skip it */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 12, ACCESS_STORE, 0, &a), DROP_NONE);
-    CHECK(a.ahead && a.pc == f + 14 && a.addr == 0x5000);
-    CHECK(a.guarded);
+    /* After the call a region begins: add, jne, ret, and no store of its own. */
+    for (unsigned off = 8; off <= 17; off += off == 8 ? 4 : 5)
+        CHECK_EQ_U(sampled_at(f, sizeof code, off, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
+    /* In the arm, the arm: its store runs next, unguarded. */
     CHECK_EQ_U(sampled_at(f, sizeof code, 14, ACCESS_STORE, 0, &a), DROP_NONE);
-    CHECK(a.ahead && a.pc == f + 14);
-    CHECK(!a.guarded);  /* past the jne: it runs next */
-    /* The jne's target does not start a region: at it, the store behind
-     * may have been jumped over, so it is taken at its next run, guarded
-     * (it counts if it runs before the pc again). */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 17, ACCESS_STORE, 0, &a), DROP_NONE);
-    CHECK(a.deferred && a.pc == f + 14 && a.guarded && a.past_target && !a.ahead);
-    /* Behind the pc with no target between: it ran, from the registers. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 3, ACCESS_STORE, 0, &a), DROP_NONE);
-    CHECK(!a.deferred && !a.past_target && !a.guarded);
+    CHECK(a.ahead && a.pc == f + 14 && a.addr == 0x5000 && !a.guarded);
+    CHECK_EQ_U(a.region_insns, 1);
+    CHECK_EQ_U(a.region_cands, 1);
 }
 
-/* A loop with an if in its body, and a store before the loop. The if's
- * target does not cut the loop's region, so a sample after it draws the
- * store before it as often as one before it does (a region cut at
- * targets gave it none of those samples); behind the target that store
- * may not have run on this pass, so it is deferred and guarded. The loop
- * head, a back edge's target, does cut: the store before the loop runs
- * once per loop, and forms a region of its own. */
-TEST(sampled_regions_span_forward_targets_and_guard_what_is_behind_them)
+/* A never-taken check jumps out of line (past the ret): what follows it
+ * still runs on most passes and stays in the region, guarded. */
+TEST(sampled_regions_run_past_out_of_line_checks_and_guard_what_follows)
+{
+    static const uint8_t code[] = {
+        0x48, 0x83, 0xc1, 0x01,       /* 0: add $1,%rcx */
+        0x75, 0x04,                   /* 4: jne 10           out of line */
+        0x48, 0x89, 0x01,             /* 6: mov %rax,(%rcx) */
+        0xc3,                         /* 9: ret */
+        0xc3,                         /* 10: ret */
+    };
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    mem_access a;
+    regs_clear();
+    regs[REG_RCX] = 0x5000;
+    CHECK_EQ_U(sampled_at(f, sizeof code, 0, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.deferred && a.pc == f + 6 && a.guarded);   /* the add changes its base; the jne may skip it */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 4, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == f + 6 && a.addr == 0x5000 && a.guarded);
+    CHECK_EQ_U(sampled_at(f, sizeof code, 6, ACCESS_STORE, 0, &a), DROP_NONE);
+    CHECK(a.ahead && a.pc == f + 6 && !a.guarded);    /* past the jne: it runs next */
+    CHECK_EQ_U(a.region_insns, 4);
+}
+
+/* A loop with an if in its body, and a store before the loop. The if's arm
+ * is left out of the loop's region (a pass that skips it runs 6 of the
+ * region's instructions, not 7), and it is a region of its own; the store
+ * at the head, behind an arm that may have written its registers, is
+ * taken at its next run. The loop head, a back edge's target, cuts: the
+ * store before the loop runs once per loop, and forms a region of its own. */
+TEST(sampled_regions_leave_if_arms_out_of_a_loop_body)
 {
     static const uint8_t code[] = {
         0x48, 0x89, 0x0e,       /* 0:  mov %rcx,(%rsi)     before the loop */
         0x48, 0x89, 0x02,       /* 3:  mov %rax,(%rdx)     loop head */
         0xa8, 0x01,             /* 6:  test $1,%al */
         0x74, 0x03,             /* 8:  je 13 */
-        0x48, 0xff, 0xc0,       /* 10: inc %rax */
+        0x48, 0xff, 0xc0,       /* 10: inc %rax            the arm */
         0x48, 0x89, 0x07,       /* 13: mov %rax,(%rdi)     the je's target */
         0x48, 0xff, 0xc9,       /* 16: dec %rcx */
         0x75, 0xee,             /* 19: jne 3 */
@@ -759,14 +775,17 @@ TEST(sampled_regions_span_forward_targets_and_guard_what_is_behind_them)
     regs[REG_RSI] = 0x5000;
     for (unsigned off = 13; off <= 19; off += 3) {
         CHECK_EQ_U(sampled_at(f, sizeof code, off, ACCESS_STORE, 0, &a), DROP_NONE);
-        CHECK(a.deferred && a.pc == f + 3 && a.guarded && a.past_target);
+        CHECK(a.deferred && a.pc == f + 3 && !a.guarded && !a.past_target);
         CHECK_EQ_U(a.region_cands, 2);
+        CHECK_EQ_U(a.region_insns, 6);
     }
     CHECK_EQ_U(sampled_at(f, sizeof code, 19, ACCESS_STORE, 1, &a), DROP_NONE);
     CHECK(!a.deferred && a.pc == f + 13 && a.addr == 0x4000 && !a.guarded);
-    /* Before the target: the head's store ran on this pass. */
-    CHECK_EQ_U(sampled_at(f, sizeof code, 10, ACCESS_STORE, 0, &a), DROP_NONE);
+    /* Before the arm: the head's store ran on this pass, from the registers. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 8, ACCESS_STORE, 0, &a), DROP_NONE);
     CHECK(!a.deferred && a.pc == f + 3 && a.addr == 0x3000 && !a.past_target);
+    /* In the arm: no store of its own. */
+    CHECK_EQ_U(sampled_at(f, sizeof code, 10, ACCESS_STORE, 0, &a), DROP_NOT_MEMORY);
     /* Before the loop: its own store only, not the loop's. */
     for (uint64_t d = 0; d < 2; d++) {
         CHECK_EQ_U(sampled_at(f, sizeof code, 0, ACCESS_STORE, d, &a), DROP_NONE);
@@ -777,9 +796,10 @@ TEST(sampled_regions_span_forward_targets_and_guard_what_is_behind_them)
     ucontext_t uc = uc_from_regs();
     enum drop_reason r;
     CHECK(decode_access_sampled_cached(f + 16, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NONE);
-    CHECK(a.past_target && a.pc == f + 3);
-    CHECK(decode_access_sampled_cached(f + 10, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NONE);
-    CHECK(!a.past_target && a.pc == f + 3);
+    CHECK(a.deferred && a.pc == f + 3 && a.region_insns == 6);
+    CHECK(decode_access_sampled_cached(f + 8, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NONE);
+    CHECK(!a.deferred && a.pc == f + 3);
+    CHECK(decode_access_sampled_cached(f + 10, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NOT_MEMORY);
 }
 
 /* A loop's back edge ends its region: the code after the loop draws only
@@ -1069,8 +1089,9 @@ int main(void)
     RUN(sampled_draws_each_access_of_the_region);
     RUN(sampled_in_a_running_rep_takes_the_rep);
     RUN(sampled_draws_are_uniform);
-    RUN(sampled_regions_end_at_calls_and_targets_not_at_forward_branches);
-    RUN(sampled_regions_span_forward_targets_and_guard_what_is_behind_them);
+    RUN(sampled_regions_leave_an_if_arm_out_and_make_it_one_of_its_own);
+    RUN(sampled_regions_run_past_out_of_line_checks_and_guard_what_follows);
+    RUN(sampled_regions_leave_if_arms_out_of_a_loop_body);
     RUN(sampled_long_regions_are_cut_into_fixed_parts);
     RUN(sampled_regions_end_at_back_edges);
     RUN(sampled_regions_run_past_targets_after_their_start);
