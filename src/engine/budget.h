@@ -63,8 +63,8 @@ uint64_t budget_sample(budget_state *b, uint64_t cpu_ns);
  * fixed period aliases with a program's own (a round of loops), and the
  * handler's cost, which depends on where a sample landed, moves the next
  * landing by as much each time: in the QEMU guest, whose clock counts
- * instructions and has no jitter of its own, tests/e2e bias_arm read 42%
- * for 50% with a fixed period, 48% with drawn ones. */
+ * instructions and has no jitter of its own, tests/e2e bias_arm's program
+ * read 37.8% for 50% with a fixed period, 47.7% with drawn ones. */
 uint64_t budget_draw_period(uint64_t period, uint32_t draw);
 
 /* The controller: the interval that follows one where the thread spent

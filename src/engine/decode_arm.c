@@ -5,13 +5,14 @@
  * A pair counts its region's accesses per instruction as if each pass ran
  * the region whole (decode_choose.c). An arm that most passes skip broke
  * that: a loop with a never-taken 40-instruction arm before its store (7
- * of its 47 instructions run per pass) gave the store 7/47 of its weight,
- * and the program read 91.5% silent for 50% (tests/e2e bias_arm). So a
- * region leaves its arms out: their instructions and accesses are not its
- * own, and an arm is a region of its own, entered when it runs. Cutting
- * the region at the arm instead (three regions: before, arm, after) made
- * the split of samples between before and after follow where the timer
- * lands, which the region exists to make irrelevant: 63% for 50% there.
+ * of its 47 instructions run per pass) gave the store 7/47 of its weight
+ * (tests/e2e bias_arm: 84.1% silent for 50%). So a region leaves its arms
+ * out: their instructions and accesses are not its own, and an arm is a
+ * region of its own, entered when it runs. Cutting the region at the arm
+ * instead (three regions: before, arm, after) would make the split of
+ * samples between the code before and after it depend on where the timer
+ * lands inside the loop, which the region exists to make irrelevant (a
+ * first try read 63%, with a fixed sampling period).
  *
  * An arm is what a conditional forward branch jumps over when the code up
  * to its target is straight: no return, indirect jump, interrupt or

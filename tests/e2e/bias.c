@@ -102,10 +102,11 @@
  *                    and its store changing. A pair counted its region's
  *                    accesses per instruction as if each pass ran the
  *                    region whole: the second store, 7 of 47 instructions
- *                    run per pass, weighed 7/47 of its due (83.5%); arms
+ *                    run per pass, weighed 7/47 of its due (84.1%); arms
  *                    must be left out of their regions. And with a fixed
  *                    sampling period the guest's instruction-counting
- *                    clock (no jitter) aliased with the rounds (42%)
+ *                    clock (-icount: no jitter) aliased with the rounds
+ *                    (37.8%)
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
