@@ -54,7 +54,8 @@ void budget_charge(budget_state *b, uint64_t handler_ns, int trap);
 
 /* Signal context, after budget_charge for a sample: the thread ran cpu_ns
  * since its previous sample. Returns the new period when the controller
- * changed it (the caller applies it to the sampler), else 0. */
+ * changed it, else 0; either way b->period is the interval the sampler's
+ * next period is drawn around (budget_draw_period). */
 uint64_t budget_sample(budget_state *b, uint64_t cpu_ns);
 
 /* Signal context. The period the sampler is given for its next sample,
