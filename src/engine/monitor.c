@@ -511,8 +511,8 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
         r = locate_access_before(frontend, uc, s->addr, s->addr + s->len, &a);
     /* The decoded instruction must be able to have fired this watch: touch
      * its bytes, and write them when the watch is write-only. */
-    if (r == DROP_NONE && (!overlaps(a.addr, a.size, s->addr, s->len) ||
-                           (opts.mode == MODE_SILENT_STORE && !(a.kind & ACCESS_STORE))))
+    uint8_t touched = r == DROP_NONE ? watch_touched(s, a.addr, a.size) : 0;
+    if (r == DROP_NONE && (!touched || (opts.mode == MODE_SILENT_STORE && !(a.kind & ACCESS_STORE))))
         r = DROP_SPURIOUS_TRAP;
     if (r != DROP_NONE) {
         t->drops[r]++;
@@ -531,8 +531,7 @@ void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, in
     uint64_t now;
     if (disarm_and_read(t, i, &now) < 0)
         return;
-    detect_result d = detect_on_trap(opts.mode, s, a.kind, watch_touched(s, a.addr, a.size), now,
-                                     opts.fp_tolerance);
+    detect_result d = detect_on_trap(opts.mode, s, a.kind, touched, now, opts.fp_tolerance);
     if (d.record)
         record_pair(t, uc, s, &a, &d);
     if (d.keep_watching) {
