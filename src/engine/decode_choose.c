@@ -178,7 +178,8 @@ static void note_access(region_scan *b, unsigned i, const decode_insn *d, const 
  * enter there, and the code before it (run once per loop) is a region of
  * its own, or a sample in the loop would draw it, and a sample before the
  * loop the loop's accesses, each on passes that do not run it. The scan
- * sees the loop head when it ends at its back edge. */
+ * sees the loop head when it ends at its back edge; a head whose back edge
+ * is beyond it comes as the region's end (decode_sweep.c). */
 static void stop_at_loop_head(region_scan *b, uint64_t start, const ZydisDecodedInstruction *in, uint64_t pc)
 {
     uint64_t target = decode_branch_target(in, pc + in->length);

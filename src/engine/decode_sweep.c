@@ -225,7 +225,13 @@ static uint64_t decode_part_start(uint64_t region, uint64_t rip)
 /* Sweeps the whole function once: is rip an instruction start, and where
  * does its region start? After the last instruction before rip that ends
  * a region (decode_ends_region), or at the last loop head at or before
- * rip: the target of a conditional backward branch. An if's arm
+ * rip: the target of a conditional backward branch. The region ends at
+ * the first loop head after rip (*region_end), wherever its back edge is:
+ * a sample there starts its region there, and a loop closed out of line
+ * (brotli's inlined 8-byte compare: `je` out past the return, `jne` back
+ * to the head) has its back edge beyond the region's own scan, which
+ * would run on into the loop and count instructions that only samples
+ * starting at the head draw from. An if's arm
  * (decode_arm.c) before rip is stepped over, what it holds belonging to
  * no region but its own; rip inside one is in the arm's region, which
  * ends with it (*region_end; 0 for a region that ends as decode_choose.c
@@ -236,7 +242,7 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                                      uint64_t *target, uint64_t *region_end)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
-    uint64_t pc = start, region = start, last = 0;
+    uint64_t pc = start, region = start, last = 0, head = 0;
     int boundary = rip == start;
     *target = *region_end = 0;
     while (pc < limit) {
@@ -273,11 +279,15 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
                 region = to;
             if (to > last)
                 last = to;
+        } else if (to && decode_is_loop_head(&in, pc, to) && (!head || to < head)) {
+            head = to;
         }
         pc = next;
     }
     if (!boundary)
         return key | DECODE_S(DECODE_NOBOUND);
+    if (head && (!*region_end || head < *region_end))
+        *region_end = head;
     uint64_t part = decode_part_start(region, rip);
     if (!part)
         return key | DECODE_S(DECODE_FAILED);
@@ -301,8 +311,8 @@ static uint64_t decode_target_entry(uint64_t key, uint64_t rip, uint64_t target)
                : key | DECODE_S(DECODE_NONE_FOUND);
 }
 
-/* The end entry that goes with a region entry: how far after rip an arm
- * boundary ends its region, or DECODE_NONE_FOUND for none. */
+/* The end entry that goes with a region entry: how far after rip an arm's
+ * boundary or a loop head ends its region, or DECODE_NONE_FOUND for none. */
 static uint64_t decode_end_entry(uint64_t key, uint64_t rip, uint64_t end)
 {
     return end ? key | ((end - rip) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND)

@@ -107,6 +107,18 @@
  *                    sampling period the guest's instruction-counting
  *                    clock (-icount: no jitter) aliased with the rounds
  *                    (37.8%)
+ *   head        50%  two loops of the same shape, each with an inner loop
+ *                    closed out of line (its back edge lies past a far
+ *                    `js`, as brotli's inlined 8-byte compare's does): the
+ *                    first stores a silent value before the inner loop's
+ *                    head, the second a changing value after it. A sample
+ *                    before a head ended its region at the next back edge
+ *                    it scanned, so the first store's region counted the
+ *                    inner loop's instructions too, while samples in the
+ *                    inner loop started a region at its head and never
+ *                    drew it: the store weighed 4 of its region's 13
+ *                    instructions' due; regions must end at every loop
+ *                    head, wherever its back edge is
  *
  * Usage: bias KERNEL [SECONDS [ROUNDS]]: rounds until the process has used
  * SECONDS of CPU time (default 2), or ROUNDS of them. CPU time, not a
@@ -360,6 +372,30 @@ __attribute__((noinline)) void arm_long(long *b, const long *lim, long n, long r
     }
 }
 
+/* head: the inner loop's back edge (`jns 1b`) is out of line, past 600
+ * bytes of never-run padding, and a never-taken `js` before each head ends
+ * QEMU's translation block there, so the timer lands at the head as at a
+ * region start. Both bodies run 11 instructions besides the outer loop's:
+ * the first stores before the head (its region: the outer loop's code, the
+ * store and 3 more), the second after it (the head's region: 9). */
+#define HEAD_COLD "jmp 3f\n .fill 600, 1, 0x90\n 2: sub $1, %0\n jns 1b\n 3:\n"
+
+__attribute__((noinline)) void head_before(long *a, long n)
+{
+    for (long i = 0, t = 0; i < n; i++)
+        __asm__ volatile("movq $7, (%1)\n add $1, %0\n test %0, %0\n js 2f\n" /* PLANT: head-silent */
+                         "1: test %0, %0\n js 2f\n .rept 6\n add $1, %0\n .endr\n" HEAD_COLD
+                         : "+r"(t) : "r"(a + i) : "memory", "cc");
+}
+
+__attribute__((noinline)) void head_after(long *b, long n, long r)
+{
+    for (long i = 0, t = 0; i < n; i++)
+        __asm__ volatile("add $1, %0\n add $1, %0\n test %0, %0\n js 2f\n" /* PLANT: head-changes */
+                         "1: test %0, %0\n js 2f\n mov %2, (%1)\n .rept 5\n add $1, %0\n .endr\n" HEAD_COLD
+                         : "+r"(t) : "r"(b + i), "r"(r + i) : "memory", "cc");
+}
+
 /* split (dead-store mode): one word stored whole, then as two halves, then
  * loaded whole. volatile keeps the compiler from merging or dropping any of
  * the four accesses. */
@@ -416,6 +452,12 @@ static void round_arm(long r)
     arm_long(ib, limit, N, r);
 }
 
+static void round_head(long r)
+{
+    head_before(ia, N);
+    head_after(ib, N, r);
+}
+
 static void round_dense(long r)
 {
     dense(ia, ib, ic, id, loads, N);
@@ -432,6 +474,7 @@ static const struct {
     { "dense", round_dense }, { "near", round_near }, { "deep", round_deep },
     { "targets", round_targets }, { "cond_store", round_cond_store }, { "chase", round_chase },
     { "split", round_split }, { "arm", round_arm },
+    { "head", round_head },
 };
 
 int main(int argc, char **argv)

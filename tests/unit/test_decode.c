@@ -802,6 +802,19 @@ TEST(sampled_regions_leave_if_arms_out_of_a_loop_body)
     CHECK(decode_access_sampled_cached(f + 10, ACCESS_STORE, 0, &uc, &a, &r) == 1 && r == DROP_NOT_MEMORY);
 }
 
+/* Every draw of a sample at off takes the store at store_off, from a
+ * region of insns instructions (0: not checked). */
+static void check_region_draws(uint64_t f, size_t n, unsigned off, unsigned store_off, unsigned insns)
+{
+    mem_access a;
+    for (uint64_t d = 0; d < 4; d++) {
+        CHECK_EQ_U(sampled_at(f, n, off, ACCESS_STORE, d, &a), DROP_NONE);
+        CHECK_EQ_U(a.pc, f + store_off);
+        if (insns)
+            CHECK_EQ_U(a.region_insns, insns);
+    }
+}
+
 /* A loop's back edge ends its region: the code after the loop draws only
  * from its own accesses. */
 TEST(sampled_regions_end_at_back_edges)
@@ -816,16 +829,41 @@ TEST(sampled_regions_end_at_back_edges)
     uint64_t f = map_checked(code, sizeof code);
     if (!f)
         return;
-    mem_access a;
     regs_clear();
     regs[REG_RDX] = 0x3000;
     regs[REG_RSI] = 0x6000;
-    for (uint64_t d = 0; d < 4; d++) {
-        CHECK_EQ_U(sampled_at(f, sizeof code, 6, ACCESS_STORE, d, &a), DROP_NONE);
-        CHECK_EQ_U(a.pc, f);
-        CHECK_EQ_U(sampled_at(f, sizeof code, 11, ACCESS_STORE, d, &a), DROP_NONE);
-        CHECK_EQ_U(a.pc, f + 8);
-    }
+    check_region_draws(f, sizeof code, 6, 0, 0);
+    check_region_draws(f, sizeof code, 11, 8, 0);
+}
+
+/* A loop whose back edge is out of line (brotli's FindMatchLengthWithLimit,
+ * inlined: its 8-byte compare loop jumps out past the function's return and
+ * comes back from there). The region before the loop ends at its head, as
+ * a sample at the head starts one there: a sample before the head that drew
+ * from the loop too weighed the store before it by its region's 2
+ * instructions as if it had 6, and the store after the head got the loop's
+ * samples and the code before its own. */
+TEST(sampled_regions_end_at_heads_of_loops_closed_out_of_line)
+{
+    static const uint8_t code[] = {
+        0x48, 0x89, 0x02,       /* 0: mov %rax,(%rdx) */
+        0x48, 0xff, 0xc1,       /* 3: inc %rcx */
+        0x48, 0x85, 0xc9,       /* 6: test %rcx,%rcx    loop head */
+        0x78, 0x04,             /* 9: js 15             out of line */
+        0x48, 0x89, 0x06,       /* 11: mov %rax,(%rsi) */
+        0xc3,                   /* 14: ret */
+        0x48, 0xff, 0xc1,       /* 15: inc %rcx */
+        0x75, 0xf2,             /* 18: jne 6            the back edge */
+        0xc3,                   /* 20: ret */
+    };
+    uint64_t f = map_checked(code, sizeof code);
+    if (!f)
+        return;
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    regs[REG_RSI] = 0x6000;
+    check_region_draws(f, sizeof code, 3, 0, 2);
+    check_region_draws(f, sizeof code, 9, 11, 4);
 }
 
 /* C2 enters a loop past its first instruction: a target inside the loop
@@ -1094,6 +1132,7 @@ int main(void)
     RUN(sampled_regions_leave_if_arms_out_of_a_loop_body);
     RUN(sampled_long_regions_are_cut_into_fixed_parts);
     RUN(sampled_regions_end_at_back_edges);
+    RUN(sampled_regions_end_at_heads_of_loops_closed_out_of_line);
     RUN(sampled_regions_run_past_targets_after_their_start);
     RUN(sampled_skips_stack_slots_and_constants);
     RUN(sampled_skips_the_thread_register);
