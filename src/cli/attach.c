@@ -342,6 +342,15 @@ static int start_main(attach_args *a, const wasp_options *o, const attach_target
     snprintf(pid_dir, sizeof(pid_dir), "%s/%d", c.view_dir, (int)t->nspid);
     fprintf(stderr, "[wasp] attached to JVM %d in %.0f ms: profiling it for %.3gs into %s\n", (int)t->pid,
             ms_since(&t0), (double)a->duration_ns / 1e9, c.view_dir);
+    /* HotSpot records a compiled instruction's line at safepoints only,
+     * unless DebugNonSafepoints is on (a JVMTI agent loaded at the start
+     * turns it on, one loaded now only for what is compiled from now on):
+     * a store in a C2 loop body then reads as its loop's header line. */
+    if (t->coarse_lines)
+        fprintf(stderr, "[wasp] INFO no -XX:+DebugNonSafepoints in JVM %d's options: code it compiled before "
+                "this attach knows its source lines at safepoints only, so a line there may name its loop's "
+                "header — for exact lines, start the JVM with -XX:+UnlockDiagnosticVMOptions "
+                "-XX:+DebugNonSafepoints (or with wasp run)\n", (int)t->pid);
     if (a->no_wait) {
         fprintf(stderr, "[wasp] when it ends, view it with: wasp report %s (end it early: wasp attach %d "
                 "--stop)\n", c.view_dir, (int)a->pid);

@@ -167,6 +167,7 @@ int attach_target_find(pid_t pid, attach_target *t, char *err, size_t errlen)
     }
     snprintf(t->root, sizeof(t->root), "/proc/%d/root", (int)pid);
     t->other_root = !same_root(pid);
+    t->coarse_lines = !mentions(path, "-XX:+DebugNonSafepoints") && !mentions(env, "-XX:+DebugNonSafepoints");
     return 0;
 }
 

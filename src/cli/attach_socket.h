@@ -15,6 +15,8 @@ typedef struct attach_target {
     gid_t gid;
     char root[64];      /* "/proc/PID/root": its file system, whatever its mount namespace */
     int other_root;     /* its root is not ours (a container): paths must be translated */
+    int coarse_lines;   /* no -XX:+DebugNonSafepoints in its options: code compiled before the
+                           attach maps to source lines at safepoints only */
 } attach_target;
 
 /* Checks pid is a HotSpot JVM wasp can attach to without harm (it exists,

@@ -205,11 +205,13 @@ static void text_choice(FILE *f, const merge_model *m)
             " reached it;\n"
             "                  %" PRIu64 " guarded an access past a branch or target, %" PRIu64
             " of them found it\n"
-            "                  skipped (%" PRIu64 " found no slot for the guard)\n",
+            "                  skipped (%" PRIu64 " found no slot for the guard); %" PRIu64
+            " in loop bodies took\n"
+            "                  the access's run on the next pass\n",
             merge_stat_value(m, "code_breaks"), merge_stat_value(m, "touched_behind"),
             merge_stat_value(m, "past_target"), merge_stat_value(m, "code_hits"), merge_stat_value(m, "guards"),
             merge_stat_value(m, "drop.skipped_ahead") + merge_stat_value(m, "drop.skipped_behind"),
-            merge_stat_value(m, "guard_declined"));
+            merge_stat_value(m, "guard_declined"), merge_stat_value(m, "next_pass"));
     uint64_t weighted = merge_stat_value(m, "weighted_pairs");
     if (weighted)
         fprintf(f, "                  pairs weighted by their watch's survival: %" PRIu64

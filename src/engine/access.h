@@ -58,6 +58,8 @@ typedef struct mem_access {
                                   unknown (with DROP_ADDR_CLOBBERED; locate.c) */
     uint8_t at_target : 1;     /* found before a trap's pc that is a branch target: it ran only if
                                   control fell through to the pc (locate.c decides) */
+    uint8_t loop : 1;          /* drawn from a region that starts at a loop head: the access
+                                  runs again on the loop's next pass (monitor.c may take that run) */
 } mem_access;
 
 #endif

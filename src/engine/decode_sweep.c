@@ -13,15 +13,16 @@
 
 /* Cache: one atomic word per rip. Bits 0..46 rip (user space), 48..55
  * distance back to the start of the instruction ending at rip (in the
- * sample cache: to the start of rip's region), 56..59 the state (enum
- * decode_state), 60..63 key flags. 0 means empty (rip is never 0). */
+ * sample cache: to the start of rip's region), 56..58 the state (enum
+ * decode_state), 59 DECODE_LOOP, 60..63 key flags. 0 means empty (rip is never 0). */
 #define DECODE_CACHE_PROBES 32u
 #define DECODE_RIP_MASK ((1ull << 47) - 1)
 #define DECODE_OFF_SHIFT 48
 #define DECODE_OFF_MASK 0xFFull          /* sampled lookups look back up to 255 bytes */
 #define DECODE_STATE_SHIFT 56
-#define DECODE_STATE_MASK 0xFull
+#define DECODE_STATE_MASK 0x7ull
 #define DECODE_S(state) ((uint64_t)(state) << DECODE_STATE_SHIFT)
+#define DECODE_LOOP (1ull << 59)           /* sample cache: rip's region starts at a loop head */
 #define DECODE_F_WANT_LOAD (1ull << 60)    /* these three are part of the key in the sample cache */
 #define DECODE_F_SKIP_RSP (1ull << 61)
 #define DECODE_F_SKIP_RIP (1ull << 62)
@@ -243,7 +244,7 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t pc = start, region = start, last = 0, head = 0;
-    int boundary = rip == start;
+    int boundary = rip == start, loop = 0;
     *target = *region_end = 0;
     while (pc < limit) {
         ZydisDecodedInstruction in;
@@ -260,8 +261,10 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
             if (next > rip)
                 return key | DECODE_S(DECODE_NOBOUND);
             boundary |= next == rip;
-            if (decode_ends_region(&in, pc, next) && next > region)
+            if (decode_ends_region(&in, pc, next) && next > region) {
                 region = next;
+                loop = 0;
+            }
             arm = decode_arm_end(&in, next, &else_at);
         }
         if (arm && arm <= rip) {
@@ -272,11 +275,14 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
         if (arm) {      /* rip is in the arm */
             int in_else = else_at && rip >= else_at;
             region = in_else ? else_at : next;
+            loop = 0;   /* an arm runs on some passes: its next run may be far */
             *region_end = in_else || !else_at ? arm : else_at;
         }
         if (to && to <= rip) {
-            if (decode_is_loop_head(&in, pc, to) && to > region)
-                region = to;
+            if (decode_is_loop_head(&in, pc, to) && to >= region) {
+                region = to;   /* a head right after a jump is still a head */
+                loop = 1;
+            }
             if (to > last)
                 last = to;
         } else if (to && decode_is_loop_head(&in, pc, to) && (!head || to < head)) {
@@ -299,7 +305,7 @@ static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end,
         return key | DECODE_S(DECODE_NONE_FOUND);
     if (last > part)
         *target = last;
-    return key | ((rip - part) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND);
+    return key | ((rip - part) << DECODE_OFF_SHIFT) | DECODE_S(DECODE_FOUND) | (loop ? DECODE_LOOP : 0);
 }
 
 /* The target entry that goes with a region entry: where the last branch
@@ -330,7 +336,9 @@ static enum drop_reason decode_sample_from_entry(uint64_t rip, uint64_t e, uint6
     uint64_t first = rip - ((e >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK);
     uint64_t target = decode_state_of(te) == DECODE_FOUND ? rip - ((te >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK) : 0;
     uint64_t end = decode_state_of(ee) == DECODE_FOUND ? rip + ((ee >> DECODE_OFF_SHIFT) & DECODE_OFF_MASK) : 0;
-    return decode_choose(first, target, end, rip, want, draw, uc, out);
+    r = decode_choose(first, target, end, rip, want, draw, uc, out);
+    out->loop = r == DROP_NONE && (e & DECODE_LOOP) != 0;
+    return r;
 }
 
 /* A sample's three cache entries, or 0 when any one a found region needs

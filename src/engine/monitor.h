@@ -46,7 +46,7 @@ void monitor_setup(const wasp_options *o, const engine_frontend *fe, const sampl
 void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc, int due_in_handler);
 
 /* A trap of slot i in thread t: absorbs, pairs, keeps or frees the watch. */
-void monitor_trap(thread_state *t, const siginfo_t *si, const ucontext_t *uc, int i);
+void monitor_trap(thread_state *t, const siginfo_t *si, ucontext_t *uc, int i);
 
 /* Starts a new epoch (a GC moved objects): watches armed before it never
  * pair after it. Async-signal-safe. */

@@ -57,6 +57,7 @@ enum thread_stat {
     STAT_TRAPS_AT_TARGET, /* traps taken from the instruction before a branch target (locate.c) */
     STAT_TRAPS_CLOBBERED, /* traps taken from an access that wrote its own base or index */
     STAT_TRAPS_PARTIAL,  /* traps that ended the pairs of part of a watch's bytes: the rest stayed watched */
+    STAT_NEXT_PASS,      /* samples in a loop body that took their access's run on the next pass (monitor.c) */
     STAT_COUNT
 };
 

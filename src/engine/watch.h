@@ -27,6 +27,7 @@ typedef struct watch_slot {
     uint8_t passed_over; /* priming: traps by other instructions before the sampled access ran */
     uint8_t pending;    /* watched bytes whose pairs have not ended (bit k: addr + k) */
     uint8_t paired;     /* a pair was counted: its sample is in the weight stats */
+    uint8_t skip_runs;  /* a code breakpoint: runs of sample_pc it lets by before it takes one */
     uint64_t value;     /* bytes at addr when armed (little-endian, len bytes) */
     uint32_t ctx;       /* C1: cct node of the sampled access */
     uint64_t sample_pc; /* pc of the sampled access */

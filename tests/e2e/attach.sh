@@ -132,7 +132,10 @@ line_of() { grep -nE "// PLANT: $1\$" "$SRC/AttachTarget.java" | cut -d: -f1; }
 
 case_jdk() {
     local a1=$OUT/a1@$V a2=$OUT/a2@$V rc json ms
-    start_target "target@$V" -cp "$CLASSES" AttachTarget "$WORK_SECS" || return
+    # Exact lines in code compiled before the attach need DebugNonSafepoints
+    # (wasp attach says so where it is off: attach_elsewhere checks).
+    start_target "target@$V" -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints -cp "$CLASSES" AttachTarget \
+        "$WORK_SECS" || return
     local pid=$TPID
 
     timeout 120 "$WASP" attach "$pid" --duration 5s --interval 1ms $NOWATCH -o "$a1" >"$a1.log" 2>&1
@@ -149,6 +152,8 @@ case_jdk() {
         fail "attach@$V" "the report header does not say attached"
     elif ! grep -q "wasp report $a1" "$a1.log"; then
         fail "attach@$V" "wasp attach did not print the report command"
+    elif grep -q "DebugNonSafepoints" "$a1.log"; then
+        fail "attach@$V" "wasp attach says DebugNonSafepoints is off in a JVM started with it"
     elif workers_sampled "attach@$V" "$a1" 6500; then
         ok "attach@$V" "attached in ${ms:-?} ms; $(threads "$a1" | grep '^worker' | awk '{printf "%s %s samples; ", $1, $2}')"
     fi
@@ -275,6 +280,8 @@ attach_elsewhere() {
         fail "$name" "exit $rc: $(grep -m1 ERROR "$OUT/$name.log")"
     elif ! grep -q "wasp report $dir" "$OUT/$name.log"; then
         fail "$name" "the profile is not where expected ($dir): $(grep -m1 'profile in' "$OUT/$name.log")"
+    elif ! grep -q "INFO no -XX:+DebugNonSafepoints" "$OUT/$name.log"; then
+        fail "$name" "wasp attach did not say that lines in code compiled before it are coarse"
     elif workers_sampled "$name" "$dir" 3500 && "$WASP" report "$dir" >/dev/null 2>&1; then
         touch "$finish"
         wait "$wrapper"

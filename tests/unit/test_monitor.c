@@ -45,13 +45,15 @@ static const uint8_t store_if[] = { 0x48, 0x85, 0xc0, 0x74, 0x07, 0x48, 0x89, 0x
                                     0x90, 0xc3, 0x90, 0xeb, 0xfb };
 /* test %rax,%rax; je 1f; mov %rax,(%rdx); 1: ret: the store is an if's arm, its traps land at a target */
 static const uint8_t store_before_target[] = { 0x48, 0x85, 0xc0, 0x74, 0x03, 0x48, 0x89, 0x02, 0xc3 };
+/* 1: mov %rax,(%rdx); dec %rcx; jne 1b; ret: a loop body, one store */
+static const uint8_t store_loop[] = { 0x48, 0x89, 0x02, 0x48, 0xff, 0xc9, 0x75, 0xf8, 0xc3 };
 
 static const struct { const uint8_t *code; size_t len; } functions[] = {
     { store8, sizeof store8 }, { store4, sizeof store4 }, { load8, sizeof load8 },
     { store_f64, sizeof store_f64 }, { add8, sizeof add8 }, { rep_stosb, sizeof rep_stosb },
     { store8_again, sizeof store8_again }, { store_advance, sizeof store_advance },
     { store_if, sizeof store_if }, { store8_pair, sizeof store8_pair },
-    { store_before_target, sizeof store_before_target },
+    { store_before_target, sizeof store_before_target }, { store_loop, sizeof store_loop },
 };
 
 static uint64_t data[16] __attribute__((aligned(64)));
@@ -464,6 +466,50 @@ TEST(an_access_the_registers_lost_is_taken_by_a_code_breakpoint)
     thread_end(t);
 }
 
+/* In a loop body, half the samples take the drawn store's run on the next
+ * pass: one behind the pc through a code breakpoint at its next run, one
+ * ahead of it (not run yet on this pass) letting this pass's run by first. */
+TEST(a_loop_sample_takes_this_pass_or_the_next_alike)
+{
+    unsigned next = 0, n = 64;
+    for (unsigned seed = 1; seed <= n; seed++) {
+        thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+        watch_init(&t->watch, 4, seed * 7919);
+        sample(t, at(store_loop, 3), &data[1], 3);   /* behind the pc */
+        if (t->stats[STAT_NEXT_PASS]) {
+            next++;
+            CHECK(slot_hw[0].armed && slot_hw[0].code && slot_hw[0].addr == at(store_loop, 0));
+            CHECK_EQ_U(t->watch.slot[0].skip_runs, 0);
+        } else {
+            CHECK(slot_hw[0].armed && !slot_hw[0].code && slot_hw[0].addr == (uint64_t)(uintptr_t)&data[1]);
+        }
+        thread_end(t);
+    }
+    CHECK(next >= n / 4 && next <= 3 * n / 4);
+    for (unsigned seed = 1;; seed++) {
+        thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
+        watch_init(&t->watch, 4, seed * 7919);
+        data[1] = 3;
+        sample(t, at(store_loop, 0), &data[1], 3);   /* ahead: this pass's run is next */
+        if (!t->stats[STAT_NEXT_PASS]) {
+            thread_end(t);
+            continue;
+        }
+        CHECK_EQ_U(t->watch.slot[0].skip_runs, 1);
+        ucontext_t uc = context(at(store_loop, 0), &data[1], 3);
+        siginfo_t si = sync_info();
+        monitor_trap(t, &si, &uc, 0);                /* this pass: let by */
+        CHECK(uc.uc_mcontext.gregs[REG_EFL] & (1u << 16));
+        CHECK_EQ_U(t->stats[STAT_CODE_HITS], 0);
+        CHECK(slot_hw[0].armed && slot_hw[0].code);
+        trap(t, 0, at(store_loop, 0), &data[2], 3);   /* the next pass: taken */
+        CHECK_EQ_U(t->stats[STAT_CODE_HITS], 1);
+        CHECK(slot_hw[0].armed && !slot_hw[0].code && slot_hw[0].addr == (uint64_t)(uintptr_t)&data[2]);
+        thread_end(t);
+        break;
+    }
+}
+
 TEST(a_code_breakpoint_that_stops_elsewhere_is_spurious)
 {
     thread_state *t = thread_begin(MODE_SILENT_STORE, 4);
@@ -746,6 +792,7 @@ int main(void)
     RUN(a_trap_on_a_freed_slot_is_counted_and_ignored);
     RUN(a_sampled_rep_stos_watches_its_last_byte_until_it_passes);
     RUN(an_access_the_registers_lost_is_taken_by_a_code_breakpoint);
+    RUN(a_loop_sample_takes_this_pass_or_the_next_alike);
     RUN(a_code_breakpoint_that_stops_elsewhere_is_spurious);
     return HARNESS_EXIT();
 }
