@@ -10,6 +10,7 @@
  */
 #include "decode.h"
 #include "decode_internal.h"
+#include "memread.h"
 #include "fpness.h"
 
 #include <Zydis/Zydis.h>
@@ -396,19 +397,19 @@ size_t decode_format_bytes(const uint8_t *code, size_t len, uint64_t pc, int int
     return strlen(buf);
 }
 
+/* A profile is written after its samples: the code at a pc may be gone by
+ * then (a library dlclosed since; tests/e2e dlopen_loop crashed at exit
+ * reading it), so its bytes are copied with memread, which never faults. */
 size_t decode_format(uint64_t pc, int intel_syntax, char *buf, size_t len)
 {
-    decode_insn d;
-    if (!buf || len == 0)
-        return 0;
-    buf[0] = '\0';
-    if (decode_init() != 0 || !ZYAN_SUCCESS(decode_read_at(pc, &d)))
-        return 0;
-    const ZydisFormatter *f = intel_syntax ? &decode_fmt_intel : &decode_fmt_att;
-    if (!ZYAN_SUCCESS(ZydisFormatterFormatInstruction(f, &d.in, d.ops, d.in.operand_count_visible,
-                                                      buf, len, pc, NULL))) {
+    uint8_t code[DECODE_MAX_LEN];
+    size_t n = DECODE_MAX_LEN, insn_len;
+    if (buf && len)
         buf[0] = '\0';
-        return 0;
+    if (memread(getpid(), pc, code, n) < 0) {
+        n = DECODE_PAGE - (size_t)(pc & (DECODE_PAGE - 1));   /* the next page may be unmapped */
+        if (n >= DECODE_MAX_LEN || memread(getpid(), pc, code, n) < 0)
+            return 0;
     }
-    return strlen(buf);
+    return decode_format_bytes(code, n, pc, intel_syntax, buf, len, &insn_len);
 }

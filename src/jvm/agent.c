@@ -309,6 +309,7 @@ static void prepare_unwinder(void)
 {
     ucontext_t here;
     code_bounds b;
+    loader_lock_init();
     if (getcontext(&here) == 0)
         (void)native_code_bounds(&here, &b);
     pthread_atfork(native_unwind_before_fork, native_unwind_after_fork_parent, native_unwind_after_fork_child);

@@ -15,6 +15,11 @@ extern const engine_frontend native_frontend;
 int native_code_bounds(const ucontext_t *uc, code_bounds *out);
 /* unwind.c: once, before the first thread is profiled. */
 void native_unwind_init(void);
+/* loader_lock.c: finds glibc's loader write lock, once, in normal context;
+ * then, in signal context, whether this thread may take it (1: another
+ * thread holds it, or this one is halfway through taking or freeing it). */
+void loader_lock_init(void);
+int loader_lock_busy(void);
 /* unwind.c, pthread_atfork: before a fork, wait until no handler is inside
  * libunwind (and keep them out); after it, in parent and child, let them in. */
 void native_unwind_before_fork(void);

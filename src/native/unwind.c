@@ -3,9 +3,10 @@
  * libunwind's local unwinder.
  *
  * Runs in signal context. libunwind's local unwinding is designed for that:
- * it allocates from its own mmap'd pools and validates memory it reads; the
- * lock inside glibc's dl_iterate_phdr that it may take is recursive, so a
- * signal that interrupted a dlopen in this thread cannot deadlock it.
+ * it allocates from its own mmap'd pools and validates memory it reads. The
+ * lock inside glibc's dl_iterate_phdr that it takes is recursive, but not
+ * while this thread is halfway through taking or freeing it: then the
+ * handler stays out (loader_lock.c).
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -26,6 +27,8 @@ static int fork_pending;    /* a fork is under way: stay out */
 
 static int unwind_enter(void)
 {
+    if (loader_lock_busy())
+        return 0;
     __atomic_add_fetch(&unwinding, 1, __ATOMIC_SEQ_CST);
     if (!__atomic_load_n(&fork_pending, __ATOMIC_SEQ_CST))
         return 1;
@@ -115,6 +118,7 @@ static int native_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc
  * thread-local cache is static TLS, safe to touch in a handler. */
 void native_unwind_init(void)
 {
+    loader_lock_init();
     unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 

@@ -1074,6 +1074,22 @@ TEST(ending_at_uses_the_watched_address)
     CHECK_EQ_U(decode_access_ending_at((uint64_t)p, &uc, 0x5008, 0x5010, &a), DROP_NO_BOUNDARY);
 }
 
+/* A profile names its instructions after the run: code unmapped since (a
+ * library dlclosed) must give no text, not a fault. */
+TEST(format_of_unmapped_code_is_empty)
+{
+    static const uint8_t code[] = { 0x48, 0x89, 0x02 };   /* mov %rax,(%rdx) */
+    uint8_t *p = map_code(code, sizeof code);
+    CHECK(p != NULL);
+    if (!p)
+        return;
+    char buf[64];
+    CHECK(decode_format((uint64_t)(uintptr_t)p, 0, buf, sizeof buf) > 0);
+    CHECK(munmap(p, PAGE) == 0);
+    CHECK_EQ_U(decode_format((uint64_t)(uintptr_t)p, 0, buf, sizeof buf), 0);
+    CHECK_EQ_U(buf[0], 0);
+}
+
 TEST(format_text)
 {
     uint8_t *p = map_code(loop_fn, sizeof loop_fn);
@@ -1140,6 +1156,7 @@ int main(void)
     RUN(sampled_defers_an_access_whose_bytes_were_touched_since);
     RUN(ending_at_uses_the_watched_address);
     RUN(before_sweep_limit);
+    RUN(format_of_unmapped_code_is_empty);
     RUN(format_text);
     return HARNESS_EXIT();
 }
