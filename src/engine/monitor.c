@@ -324,7 +324,6 @@ static int next_pass(thread_state *t, mem_access *a)
     a->deferred = 1;
     a->ahead = 0;
     a->addr = 0;
-    t->stats[STAT_NEXT_PASS]++;
     return skip_runs;
 }
 
@@ -365,9 +364,11 @@ void monitor_sample(thread_state *t, const siginfo_t *si, ucontext_t *uc, int du
     }
     if (t->watch.slot[slot].armed)
         unlink_partner(t, slot);   /* replaced: its guard goes too */
-    if (a.deferred)
+    if (a.deferred) {
         defer_access(t, slot, &a, skip_runs > 0);
-    else
+        if (skip_runs >= 0 && t->watch.slot[slot].armed)
+            t->stats[STAT_NEXT_PASS]++;
+    } else
         watch_access(t, uc, slot, &a, waddr, wlen, before_run, t->watch.pick_weight, access_rate(&a));
     if (guard >= 0 && t->watch.slot[slot].armed)
         guard_access(t, uc, slot, guard, a.past_target);
