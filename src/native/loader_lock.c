@@ -77,6 +77,8 @@ int loader_lock_busy(void)
     const mutex_head *m = __atomic_load_n(&write_lock, __ATOMIC_ACQUIRE);
     if (!m)
         return 0;
-    int lock = __atomic_load_n(&m->lock, __ATOMIC_ACQUIRE), owner = __atomic_load_n(&m->owner, __ATOMIC_ACQUIRE);
-    return lock != 0 && owner != (int)syscall(SYS_gettid);
+    /* Free nearly always: only then is the owner (a system call) not needed. */
+    if (__atomic_load_n(&m->lock, __ATOMIC_ACQUIRE) == 0)
+        return 0;
+    return __atomic_load_n(&m->owner, __ATOMIC_ACQUIRE) != (int)syscall(SYS_gettid);
 }

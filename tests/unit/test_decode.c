@@ -815,6 +815,15 @@ static void check_region_draws(uint64_t f, size_t n, unsigned off, unsigned stor
     }
 }
 
+/* code mapped, with the stores' bases (rdx, rsi) in the registers. */
+static uint64_t map_for_draws(const uint8_t *code, size_t n)
+{
+    regs_clear();
+    regs[REG_RDX] = 0x3000;
+    regs[REG_RSI] = 0x6000;
+    return map_checked(code, n);
+}
+
 /* A loop's back edge ends its region: the code after the loop draws only
  * from its own accesses. */
 TEST(sampled_regions_end_at_back_edges)
@@ -826,12 +835,9 @@ TEST(sampled_regions_end_at_back_edges)
         0x48, 0x89, 0x06,       /* 8: mov %rax,(%rsi) */
         0xc3,                   /* 11: ret */
     };
-    uint64_t f = map_checked(code, sizeof code);
+    uint64_t f = map_for_draws(code, sizeof code);
     if (!f)
         return;
-    regs_clear();
-    regs[REG_RDX] = 0x3000;
-    regs[REG_RSI] = 0x6000;
     check_region_draws(f, sizeof code, 6, 0, 0);
     check_region_draws(f, sizeof code, 11, 8, 0);
 }
@@ -856,12 +862,9 @@ TEST(sampled_regions_end_at_heads_of_loops_closed_out_of_line)
         0x75, 0xf2,             /* 18: jne 6            the back edge */
         0xc3,                   /* 20: ret */
     };
-    uint64_t f = map_checked(code, sizeof code);
+    uint64_t f = map_for_draws(code, sizeof code);
     if (!f)
         return;
-    regs_clear();
-    regs[REG_RDX] = 0x3000;
-    regs[REG_RSI] = 0x6000;
     check_region_draws(f, sizeof code, 3, 0, 2);
     check_region_draws(f, sizeof code, 9, 11, 4);
 }
