@@ -99,6 +99,19 @@ JVM_FLAGS=${ACC_JVM_FLAGS-"-XX:UseAVX=2 -XX:MaxVectorSize=32 -XX:-UseFastStosb -
 -XX:AllocatePrefetchLines=4 -XX:MaxLoopPad=11 -XX:G1HeapRegionSize=4m \
 -XX:InitialHeapSize=398458880 -XX:MaxHeapSize=6320816128"}
 JAVA="java -Xbatch $JVM_FLAGS"
+# The same holds for glibc: it picks its string and copy routines from the CPU
+# it sees, and Valgrind's (Haswell-like: AVX2, no AVX-512, no FSRM, an 8 MiB
+# cache) is not the host's. On our AMD hosts glibc ran its AVX-512 `memmove`
+# and switched to `rep movsb` at 2 KiB where the exact run's used AVX2 loops up
+# to 8 KiB: the two sides executed different copy code. ACC_GLIBC_TUNABLES
+# (default: Valgrind's choices, read off `ld.so --list-diagnostics` under
+# Valgrind; a no-op there) pins them on both sides, Java's JVMs included.
+GLIBC_PIN=${ACC_GLIBC_TUNABLES-"glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,\
+-AVX512_VBMI,-AVX512_VBMI2,-AVX512_BITALG,-AVX512_VPOPCNTDQ,-AVX512_IFMA,-AVX512_BF16,-AVX512_VNNI,-FSRM,\
+Fast_Unaligned_Load,Fast_Unaligned_Copy,Prefer_PMINUB_for_stringop,Fast_Rep_String\
+:glibc.cpu.x86_rep_movsb_threshold=8192:glibc.cpu.x86_rep_stosb_threshold=2048\
+:glibc.cpu.x86_non_temporal_threshold=2097152"}
+pinned=(env "GLIBC_TUNABLES=$GLIBC_PIN")
 # Rhino names the classes it compiles a script into after the script's path:
 # the same path on both sides (the guest gets files outside /w and /tmp at
 # their own paths), or no pair of a JS function would match across them.
@@ -150,7 +163,7 @@ step exact && for p in $programs; do
         rm -rf "$d"
         note "exact $p $m"
         # shellcheck disable=SC2086
-        "$wasp" run --exact --mode "$m" -o "$d" -- $cmd >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
+        "${pinned[@]}" "$wasp" run --exact --mode "$m" -o "$d" -- $cmd >/dev/null 2>"$out/runs/$p-$m-exact.log" ||
             die "exact run of $p ($m) failed: $(tail -n 2 "$out/runs/$p-$m-exact.log")"
         printf '%s\n' "$cmd" >"$d/.done"
     done
@@ -172,7 +185,7 @@ if step sampled; then
                 note "sampled $p $m"
                 for ((i = 0; i < $(repeats_of "$p" "$m"); i++)); do
                     # shellcheck disable=SC2046,SC2086 # the command and ACC_SAMPLED_ARGS are word lists
-                    "$wasp" run --mode "$m" ${interval:+--interval "$interval"} $sampled_args -o "$d" -- $(command_of "$root" "$out" "$p") \
+                    "${pinned[@]}" "$wasp" run --mode "$m" ${interval:+--interval "$interval"} $sampled_args -o "$d" -- $(command_of "$root" "$out" "$p") \
                         >/dev/null 2>>"$d.log" || die "sampled run of $p ($m) failed: $(tail -n 2 "$d.log")"
                 done
             done
@@ -186,7 +199,7 @@ if step sampled; then
         for p in $programs; do
             for m in $modes; do
                 for ((i = 0; i < $(repeats_of "$p" "$m"); i++)); do
-                    printf '%s %s %s\n' "$p-$m-sampled" "$m" "$(command_of /w "/w/${out#"$root"/}" "$p")" >>"$jobs"
+                    printf '%s %s %s\n' "$p-$m-sampled" "$m" "${pinned[*]} $(command_of /w "/w/${out#"$root"/}" "$p")" >>"$jobs"
                 done
             done
         done

@@ -293,6 +293,12 @@ case_jni_store() {
     verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85 --found 0.5
 }
 
+# 15 points either way, not 10: on hardware JDK 25 runs this fill with
+# different code from run to run (a 64-byte vector stub, a scalar loop, C1's
+# profiled copy), and a few of a run's pairs weigh 20-125 samples (watches
+# taken while stores to rarely touched words held the other slots, watch.h):
+# the report's own 95% interval was +-9 to +-17 points, 30 runs on an AMD host
+# read 37.5-61.2% (mean 49%), and three times the run did not narrow them.
 case_dead_fill() {
     local n=dead_fill@$V call read rc store
     selected "$n" || return
@@ -304,7 +310,7 @@ case_dead_fill() {
     want_rc "$n" 0 || return
     local f="java.util.Arrays.fill:Arrays.java:$store;DeadFill.round:DeadFill.java:$call;DeadFill.main:DeadFill.java:$rc"
     verdict "$n" --pair "$f" "$f" --exists "$f" "DeadFill.consume:DeadFill.java:$read;DeadFill.round:DeadFill.java" \
-        --site "$f" 0.40 0.60 --fraction 0.40 0.60
+        --site "$f" 0.35 0.65 --fraction 0.35 0.65
 }
 
 # The sampler's bias (Bias.java): waste and useful work on different store
