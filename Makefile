@@ -96,6 +96,9 @@ build/tests/%: tests/unit/%.c $(ENGINE_OBJ) $(CLI_OBJ) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -Itests/unit -o $@ $(filter %.c %.o,$^) $(CLI_LIBS)
 
+# Unit tests of native front-end files that need no preloading.
+build/tests/test_unloads: build/obj/src/native/unloads.o
+
 # Unit tests of JVM front-end files that include no JVM header.
 build/tests/test_stubstep: build/obj/src/jvm/stubstep.o build/obj/src/jvm/codemap.o
 # libFuzzer targets (tests/fuzz/), every engine and CLI source rebuilt with

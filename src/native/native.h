@@ -29,6 +29,21 @@ void native_unwind_after_fork_child(void);
 /* symbols.c: names a native frame (normal context). */
 void native_symbolize(frame_key f, int leaf, prof_frame *out);
 
+/* unloads.c: the objects dlclose unloads, so that frames captured before
+ * still name their code. unloads_note (dlclose_hook.c) notes the objects of
+ * before that after lacks; unloads_generation (signal-safe) goes into each
+ * native frame's aux; unloads_find gives the object unloaded after a frame
+ * of that generation that covered pc (its index, below UNLOADS_MAX), or -1. */
+#define UNLOADS_MAX 256
+typedef struct loaded_object {
+    char *path;
+    uint64_t base, lo, hi;   /* load bias; the range its segments span */
+} loaded_object;
+void unloads_note(const loaded_object *before, int nb, const loaded_object *after, int na);
+uint64_t unloads_generation(void);
+int unloads_find(uint64_t pc, uint64_t gen, const char **path, uint64_t *base);
+void unloads_after_fork_child(void);
+
 /* preload.c: writes every profile of this process before an exec replaces
  * it (nothing when it is not profiled, or is a vfork child). */
 void native_write_before_exec(void);

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -97,6 +98,71 @@ static Dwfl_Module *module_of(uint64_t addr)
         m = session ? dwfl_addrmodule(session, addr) : NULL;
     }
     return m;
+}
+
+/* A session of one unloaded object (unloads.c), placed where it was, its
+ * file opened close-on-exec and counted. NULL when it cannot be read. */
+static Dwfl *unloaded_session(const char *path, uint64_t base)
+{
+    if (engine_fd_budget_take(1) < 0)
+        return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Dwfl *d = fd >= 0 ? dwfl_begin(&callbacks) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        engine_fd_budget_give(1);
+        return NULL;
+    }
+    const char *name = strrchr(path, '/');
+    dwfl_report_begin(d);
+    /* On success libdw owns fd; the base is the load bias, as dl_iterate_phdr gives it. */
+    if (!dwfl_report_elf(d, name ? name + 1 : path, path, fd, base, true) ||
+        dwfl_report_end(d, NULL, NULL) != 0) {
+        dwfl_end(d);
+        engine_fd_budget_give(1);
+        return NULL;
+    }
+    return d;
+}
+
+/* The module of addr among the objects unloaded after a frame of generation
+ * gen was captured, or NULL when its code was still mapped at the end. */
+static Dwfl_Module *unloaded_module_of(uint64_t addr, uint64_t gen)
+{
+    static Dwfl *kept[UNLOADS_MAX];
+    const char *path;
+    uint64_t base;
+    int i = unloads_find(addr, gen, &path, &base);
+    if (i < 0)
+        return NULL;
+    if (!kept[i])
+        kept[i] = unloaded_session(path, base);
+    return kept[i] ? dwfl_addrmodule(kept[i], addr) : NULL;
+}
+
+/* The instruction at pc of an unloaded module, from its file: its
+ * addresses may hold other code now, or none. */
+static void unloaded_instruction(Dwfl_Module *m, uint64_t pc, char *text, size_t len)
+{
+    GElf_Addr bias;
+    size_t size, n, insn_len;
+    Elf *elf = dwfl_module_getelf(m, &bias);
+    const char *raw = elf ? elf_rawfile(elf, &size) : NULL;
+    if (!raw || elf_getphdrnum(elf, &n) != 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Phdr ph;
+        uint64_t at = pc - bias;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || at < ph.p_vaddr ||
+            at >= ph.p_vaddr + ph.p_filesz)
+            continue;
+        uint64_t off = ph.p_offset + (at - ph.p_vaddr);
+        if (off < size)
+            decode_format_bytes((const uint8_t *)raw + off, size - off < 16 ? size - off : 16, pc, 0,
+                                text, len, &insn_len);
+        return;
+    }
 }
 
 static char *demangled(const char *name)
@@ -186,8 +252,14 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
     char text[160];
 
     out->pc = f.id;
+    text[0] = '\0';
     pthread_mutex_lock(&symbols_lock);
-    Dwfl_Module *m = module_of(addr);
+    Dwfl_Module *m = unloaded_module_of(addr, FRAME_AUX_DATA(f.aux));
+    if (m && leaf)
+        unloaded_instruction(m, f.id, text, sizeof(text));
+    int unloaded = m != NULL;
+    if (!m)
+        m = module_of(addr);
     if (m) {
         out->function = function_name(m, addr);
         source_line(m, addr, out);
@@ -204,8 +276,7 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
         out->file = strdup("");
     if (!out->module)
         out->module = strdup("");
-    text[0] = '\0';
-    if (leaf)
+    if (leaf && !unloaded)
         decode_format(f.id, 0, text, sizeof(text));
     out->instruction = strdup(text);
 }
@@ -215,4 +286,5 @@ void native_symbols_after_fork_child(void)
     pthread_mutex_init(&symbols_lock, NULL);
     session = NULL;   /* the parent's, possibly half-built: left alone */
     session_fds = 0;
+    unloads_after_fork_child();
 }

@@ -106,9 +106,12 @@ static int native_walk(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc
         ;
     if (i == n || max < 1)
         return -1;
-    out[k++] = (frame_key){ .id = leaf_pc };
+    /* Which code lived where when captured (unloads.c): the same pc may
+     * hold another library's code by the time the profile is written. */
+    uint64_t gen = unloads_generation() & ~FRAME_TAG_MASK;
+    out[k++] = (frame_key){ .id = leaf_pc, .aux = FRAME_NATIVE | gen };
     for (i++; i < n && k < max; i++)
-        out[k++] = (frame_key){ .id = (uint64_t)buf[i] };
+        out[k++] = (frame_key){ .id = (uint64_t)buf[i], .aux = FRAME_NATIVE | gen };
     return k;
 }
 
