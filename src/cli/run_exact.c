@@ -137,6 +137,8 @@ static char **tool_argv(const wasp_options *o, const char *dir, char **command, 
     argv[n++] = "--show-below-main=yes";
     /* Inlined callees named as the sampled mode names them (not the default for new tools). */
     argv[n++] = "--read-inline-info=yes";
+    /* Frames are named at the end: keep the names of libraries unloaded before. */
+    argv[n++] = "--keep-debuginfo=yes";
     snprintf(opt[0], sizeof(opt[0]), "--wasp-dir=%s", dir);
     snprintf(opt[1], sizeof(opt[1]), "--wasp-mode=%s", options_mode_name(o->mode));
     snprintf(opt[2], sizeof(opt[2]), "--wasp-fp-tolerance=%.17g", o->fp_tolerance);

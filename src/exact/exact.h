@@ -129,6 +129,10 @@ UInt exact_npairs_cap(void);
 const exact_pair *exact_pair_at(UInt slot);     /* NULL when the slot is free */
 void exact_leaf_info(UInt ctx, UInt *node, Addr *pc, UInt *len);
 void exact_node_info(UInt node, UInt *parent, Addr *call_pc);
+/* The debug-info epoch when the node (leaf) was first seen: with
+ * --keep-debuginfo=yes it still names code unloaded since. */
+UInt exact_node_epoch(UInt node);
+UInt exact_leaf_epoch(UInt ctx);
 UInt exact_nleaves(void);
 UInt exact_nnodes(void);
 

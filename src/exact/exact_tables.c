@@ -75,6 +75,7 @@ static UInt *xmap_get(xmap *m, ULong a, ULong b)
 static xmap node_map;
 static UInt *node_parent;
 static Addr *node_pc;
+static UInt *node_epoch;   /* Valgrind's debug-info epoch at capture: names code unloaded since */
 static UInt nodes, nodes_cap;
 
 static void *grow_array(void *p, UInt *cap, UInt need, SizeT elem)
@@ -95,9 +96,12 @@ UInt exact_node_child(UInt parent, Addr call_pc)
     node_parent = grow_array(node_parent, &cap, nodes, sizeof(UInt));
     cap = nodes_cap;
     node_pc = grow_array(node_pc, &cap, nodes, sizeof(Addr));
+    cap = nodes_cap;
+    node_epoch = grow_array(node_epoch, &cap, nodes, sizeof(UInt));
     nodes_cap = cap;
     node_parent[nodes] = parent;
     node_pc[nodes] = call_pc;
+    node_epoch[nodes] = VG_(current_DiEpoch)().n;
     node_map.used++;
     *slot = ++nodes;
     return nodes - 1;
@@ -109,6 +113,11 @@ void exact_node_info(UInt node, UInt *parent, Addr *call_pc)
     *call_pc = node_pc[node];
 }
 
+UInt exact_node_epoch(UInt node)
+{
+    return node_epoch[node];
+}
+
 UInt exact_nnodes(void) { return nodes; }
 
 /* ---- leaf contexts: ids 1..EXACT_MAX_CTX-1 (0 marks a free shadow byte) ---- */
@@ -116,6 +125,7 @@ UInt exact_nnodes(void) { return nodes; }
 static xmap leaf_map;
 static UInt *leaf_node;
 static Addr *leaf_pc;
+static UInt *leaf_epoch;
 static UChar *leaf_len;
 static UChar (*leaf_bytes)[16];       /* read when first seen: JIT code may be gone by exit */
 static UInt leaves = 1, leaves_cap;   /* id 0 unused */
@@ -137,6 +147,8 @@ static UInt leaf_intern(UInt node, Addr key, Addr pc, UInt len)
     cap = leaves_cap;
     leaf_pc = grow_array(leaf_pc, &cap, leaves, sizeof(Addr));
     cap = leaves_cap;
+    leaf_epoch = grow_array(leaf_epoch, &cap, leaves, sizeof(UInt));
+    cap = leaves_cap;
     leaf_len = grow_array(leaf_len, &cap, leaves, 1);
     cap = leaves_cap;
     leaf_bytes = grow_array(leaf_bytes, &cap, leaves, sizeof(*leaf_bytes));
@@ -148,6 +160,7 @@ static UInt leaf_intern(UInt node, Addr key, Addr pc, UInt len)
         len = 0;
     leaf_node[leaves] = node;
     leaf_pc[leaves] = pc;
+    leaf_epoch[leaves] = VG_(current_DiEpoch)().n;
     leaf_len[leaves] = (UChar)len;
     leaf_map.used++;
     *slot = ++leaves;
@@ -193,6 +206,11 @@ void exact_leaf_info(UInt ctx, UInt *node, Addr *pc, UInt *len)
     *node = leaf_node[ctx];
     *pc = leaf_pc[ctx];
     *len = leaf_len[ctx];
+}
+
+UInt exact_leaf_epoch(UInt ctx)
+{
+    return leaf_epoch[ctx];
 }
 
 UInt exact_nleaves(void) { return leaves; }
@@ -303,8 +321,10 @@ void exact_tables_init(void)
     nodes_cap = leaves_cap = 1024;
     node_parent = VG_(malloc)("wasp.table", nodes_cap * sizeof(UInt));
     node_pc = VG_(malloc)("wasp.table", nodes_cap * sizeof(Addr));
+    node_epoch = VG_(malloc)("wasp.table", nodes_cap * sizeof(UInt));
     leaf_node = VG_(malloc)("wasp.table", leaves_cap * sizeof(UInt));
     leaf_pc = VG_(malloc)("wasp.table", leaves_cap * sizeof(Addr));
+    leaf_epoch = VG_(malloc)("wasp.table", leaves_cap * sizeof(UInt));
     leaf_len = VG_(malloc)("wasp.table", leaves_cap);
     leaf_bytes = VG_(malloc)("wasp.table", leaves_cap * sizeof(*leaf_bytes));
     xmap_init(&jframe_map, 1024);
@@ -312,6 +332,7 @@ void exact_tables_init(void)
     jframe_key = VG_(malloc)("wasp.table", jframes_cap * sizeof(*jframe_key));
     node_parent[0] = 0;
     node_pc[0] = 0;
+    node_epoch[0] = 0;
     nodes = 1;
     pairs_cap = 4096;
     pairs = VG_(calloc)("wasp.pairs", pairs_cap, sizeof(exact_pair));

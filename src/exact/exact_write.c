@@ -94,10 +94,12 @@ static const HChar *inlined_name(DiEpoch ep, Addr pc, HChar *buf, SizeT len)
     return buf;
 }
 
-/* function, file, line, module of pc. */
-static void w_symbol(wbuf *w, Addr pc)
+/* function, file, line, module of pc, as the code at pc was in debug-info
+ * epoch epoch (the library may have been unloaded since, and its addresses
+ * reused). */
+static void w_symbol(wbuf *w, Addr pc, UInt epoch)
 {
-    DiEpoch ep = VG_(current_DiEpoch)();
+    DiEpoch ep = { epoch };
     const HChar *fn = NULL, *file = NULL, *dir = NULL, *obj = NULL;
     UInt line = 0;
     HChar unnamed[300], inl[300];
@@ -323,7 +325,7 @@ static void w_contexts(wbuf *w)
             w_java_symbol(w, jframe);
         } else {
             w_num(w, "\t0x%llx", pc);
-            w_symbol(w, pc);
+            w_symbol(w, pc, exact_node_epoch(n));
         }
         w_char(w, '\n');
     }
@@ -345,7 +347,7 @@ static void w_contexts(wbuf *w)
         if (java)
             w_java_symbol(w, jframe);
         else
-            w_symbol(w, pc);
+            w_symbol(w, pc, exact_leaf_epoch(c));
         /* The bytes as the leaf's instruction was when first seen (exact_tables.c). */
         w_hex(w, exact_leaf_bytes(c), len);
         w_num(w, "\t%llu\n", code_out ? code_out[exact_code_of_leaf(c)] : 0);

@@ -36,7 +36,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 
 mkdir -p "$BIN"
-for p in silent_store dead_store silent_load fp_approx threads fork_child fork_noexec stack_array diff_fix exact_fields io_buffer; do
+for p in silent_store dead_store silent_load fp_approx threads fork_child fork_noexec stack_array diff_fix exact_fields io_buffer unload; do
     gcc $E2E_CFLAGS -o "$BIN/$p" "$SRC/$p.c" 2>"$TMP/build-$p.err" ||
         fail "build-$p" "$(head -n 1 "$TMP/build-$p.err")"
 done
@@ -110,6 +110,19 @@ s=$(line stack_array.c stack-store) h=$(line stack_array.c heap-store)
 exact exact_stack_exclude silent-store --stack exclude -- "$BIN/stack_array" "$SCALE" &&
     verdict exact_stack_exclude --pair "heap_kernel:stack_array.c:$h" "heap_kernel:stack_array.c:$h" --first \
         --absent "stack_kernel:stack_array.c:$s" "stack_kernel:stack_array.c:$s" --min-drop stack 100 --expect 0.50
+
+# A library's code, run, unloaded, its addresses taken by another library:
+# named as it was (Valgrind's debug-info epoch at capture, --keep-debuginfo),
+# not after the other library (100% read other_work before).
+if gcc $E2E_CFLAGS -shared -fPIC -o "$BIN/unload_plugin.so" "$SRC/unload_plugin.c" 2>"$TMP/build-plugin.err" &&
+    gcc $E2E_CFLAGS -shared -fPIC -DOTHER -o "$BIN/unload_other.so" "$SRC/unload_plugin.c" 2>>"$TMP/build-plugin.err"; then
+    u=$(line unload_plugin.c unload-store)
+    exact exact_unload dead-store -- "$BIN/unload" "$BIN" 2 &&
+        verdict exact_unload --pair "plugin_work:unload_plugin.c:$u" "plugin_work:unload_plugin.c:$u" --first \
+            --expect 1.0 --tol 0.01
+else
+    fail exact_unload "cannot build its libraries: $(head -n 1 "$TMP/build-plugin.err")"
+fi
 
 # Two 4-byte fields in one 8-byte granule, stored by two instructions: never paired with each other.
 fa=$(line exact_fields.c field-a) fb=$(line exact_fields.c field-b)
