@@ -28,7 +28,11 @@ typedef struct merge_budget {
     double overhead_max, overhead_median;
     uint64_t cpu_ns, wasp_ns, periods_milli, cut_ns;
     size_t threads_cut;         /* threads whose interval the budget lengthened */
-    uint64_t mean_interval;     /* CPU time per expected sample over all threads; 0: unknown */
+    uint64_t mean_interval;     /* CPU time per sample over all threads; 0: unknown */
+    uint64_t clock_ns;          /* the threads' CPU time by their task clocks, wasp's taken out */
+    uint64_t clocked_cpu_ns;    /* cpu_ns of those threads: what their samples stood for */
+    uint64_t samples;           /* their samples */
+    size_t nclocked;            /* threads with a task clock (budget.clock_ns) */
     uint64_t interval_max;      /* the longest interval any thread reached */
 } merge_budget;
 
@@ -37,6 +41,11 @@ int merge_budget_add(merge_budget *b, const profile *p);
 
 /* Computes the max, median and mean interval. */
 void merge_budget_finish(merge_budget *b);
+
+/* The share of the clocked threads' CPU time that no sample stood for
+ * (periods that ended in the kernel give none), less one interval a thread
+ * for the tail after its last sample; 0 when unknown. */
+double merge_budget_unsampled(const merge_budget *b, uint64_t interval);
 
 void merge_budget_free(merge_budget *b);
 

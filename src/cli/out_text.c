@@ -157,6 +157,11 @@ static void text_budget(FILE *f, const merge_model *m)
         }
         fputc('\n', f);
     }
+    double unsampled = m->interval_mixed ? 0 : merge_budget_unsampled(b, m->interval);
+    if (unsampled >= 0.10)
+        fprintf(f, "  note: %.0f%% of the CPU time gave no sample: the task clock samples user code\n"
+                "        only, and a period that ends in the kernel (system calls, page faults) is lost.\n",
+                100.0 * unsampled);
     if (b->threads_cut) {
         fprintf(f, "  note: the budget cut the sample rate in %zu of %zu thread%s (intervals up to ",
                 b->threads_cut, b->nthreads, b->nthreads == 1 ? "" : "s");

@@ -208,9 +208,19 @@ static void note_event_ids(thread_state *t)
     t->event_id[OPTIONS_MAX_SLOTS] = t->sampler_fd >= 0 ? perf_event_id(t->sampler_fd) : 0;
 }
 
+/* The thread's CPU time while sampled, read before its sampler closes
+ * (its events are checked first: forget_reused). */
+static void note_cpu_total(thread_state *t)
+{
+    uint64_t ns = engine.sampler->cpu_total ? engine.sampler->cpu_total(t) : 0;
+    if (ns > t->clock_ns)
+        t->clock_ns = ns;
+}
+
 static void close_events(thread_state *t)
 {
     forget_reused(t);
+    note_cpu_total(t);
     __atomic_sub_fetch(&engine.fds_held, t->fds_reserved, __ATOMIC_RELAXED);
     t->fds_reserved = 0;
     engine.sampler->thread_stop(t);
@@ -555,6 +565,7 @@ void engine_shutdown(void)
         forget_reused(t);
         if (t->sampler_fd >= 0)
             perf_enable(t->sampler_fd, 0);
+        note_cpu_total(t);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
             if (t->bp_fd[i] >= 0)
                 perf_enable(t->bp_fd[i], 0);

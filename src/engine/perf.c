@@ -91,6 +91,11 @@ int perf_enable(int fd, int on)
     return ioctl(fd, on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0) < 0 ? -1 : 0;
 }
 
+int perf_read_count(int fd, uint64_t *count)
+{
+    return read(fd, count, sizeof(*count)) == (ssize_t)sizeof(*count) ? 0 : -1;
+}
+
 int perf_set_period(int fd, uint64_t period)
 {
     return ioctl(fd, PERF_EVENT_IOC_PERIOD, &period) < 0 ? -1 : 0;

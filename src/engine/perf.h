@@ -47,6 +47,10 @@ int perf_enable(int fd, int on);
  * its next sample on. Returns 0 or -1. */
 int perf_set_period(int fd, uint64_t period);
 
+/* The event's count so far (a task clock: the thread's CPU time in ns,
+ * in the kernel too, since it was enabled). Returns 0 or -1. */
+int perf_read_count(int fd, uint64_t *count);
+
 /* Normal context. Checks that this process can open what wasp needs: a
  * task-clock sampler and `slots` breakpoints on the calling thread. Returns
  * 0, or -1 with a message that names the fix. */

@@ -173,7 +173,7 @@ static void add_stat(profile *p, const char *name, uint64_t value)
 
 /* The overhead budget's account (docs/profile-format.md, "Budget"),
  * the window still open included. */
-#define BUDGET_STATS 7
+#define BUDGET_STATS 8
 
 static void add_budget_stats(profile *p, const thread_state *t)
 {
@@ -186,6 +186,7 @@ static void add_budget_stats(profile *p, const thread_state *t)
     add_stat(p, "budget.cut_ns", b.cut_ns);
     add_stat(p, "budget.periods_milli", b.periods_milli);
     add_stat(p, "budget.interval_max", b.period_max);
+    add_stat(p, "budget.clock_ns", t->clock_ns);
 }
 
 static void add_stats(profile *p, const thread_state *t)

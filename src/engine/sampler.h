@@ -38,6 +38,9 @@ typedef struct sampler {
      * handler_ns, the handler's CPU time so far, is what a clock of CPU
      * time has already counted of it. Returns 0 or -1. */
     int (*set_period)(thread_state *t, uint64_t period, uint64_t handler_ns);
+    /* Normal context, optional (NULL): the thread's CPU time since its
+     * thread_start, in the kernel too, or 0 when unknown. */
+    uint64_t (*cpu_total)(thread_state *t);
 } sampler;
 
 extern const sampler sampler_software;

@@ -87,6 +87,7 @@ struct thread_state {
     int written;               /* its profile was written: never twice */
     uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
     budget_state budget;       /* what wasp costs the thread, and its interval now */
+    uint64_t clock_ns;         /* its CPU time while sampled, from the sampler (0: unknown) */
     uint64_t cpu_mark_ns;      /* PMU sampler: the thread's CPU clock at its last sample */
     void *altstack;            /* the signal stack wasp gave the thread, or NULL */
     /* A thread adopted from another (a run attached to a live JVM) cannot

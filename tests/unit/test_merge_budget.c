@@ -118,9 +118,49 @@ TEST(off_mixed_and_profiles_without_a_budget)
     CHECK(merge_budget_is_stat("budget.cpu_ns") && !merge_budget_is_stat("samples"));
 }
 
+/* A thread that spent most of its time in system calls: its task clock
+ * (budget.clock_ns) counted 2.5 s while its 1,000 samples stood for 1 s,
+ * the periods that ended in the kernel having given none. */
+TEST(a_task_clock_gives_the_interval_as_it_was)
+{
+    merge_model m;
+    prof_stat st[2][9];
+    char err[256];
+    merge_init(&m);
+    profile p = thread_profile(st[0], 51, 0, 1000000000, 50000000, 0, 1000000, 1000000);
+    st[0][7].value = 1000;   /* samples */
+    st[0][8] = (prof_stat){ "budget.clock_ns", 2550000000ULL };   /* wasp's 50 ms included */
+    p.nstats = 9;
+    CHECK(merge_add(&m, &p, "k.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    const merge_budget *b = &m.budget;
+    CHECK_EQ_U(b->mean_interval, 2500000);                       /* 2.5 s over 1,000 samples, not 1 ms */
+    CHECK(b->overhead_max > 0.0199 && b->overhead_max < 0.0201); /* 50 ms of 2.5 s, not of 1 s */
+    double u = merge_budget_unsampled(b, 1000000);               /* (2.5 - 1 - 0.001) / 2.5 */
+    CHECK(u > 0.5995 && u < 0.5997);
+    char *j = budget_json(b);
+    CHECK(strstr(j, "\"clock_ns\": 2500000000") != NULL && strstr(j, "\"threads_clocked\": 1") != NULL);
+    free(j);
+    merge_free(&m);
+
+    /* A clock below the periods' account (wasp's signal cost overestimated)
+     * leaves the periods' interval; nothing unsampled. */
+    merge_init(&m);
+    p = thread_profile(st[1], 52, 0, 1000000000, 50000000, 0, 1000000, 1000000);
+    st[1][7].value = 1000;
+    st[1][8] = (prof_stat){ "budget.clock_ns", 1020000000ULL };
+    p.nstats = 9;
+    CHECK(merge_add(&m, &p, "u.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    CHECK_EQ_U(m.budget.mean_interval, 1000000);
+    CHECK(merge_budget_unsampled(&m.budget, 1000000) == 0);
+    merge_free(&m);
+}
+
 int main(void)
 {
     RUN(max_median_mean_interval_and_cuts);
+    RUN(a_task_clock_gives_the_interval_as_it_was);
     RUN(off_mixed_and_profiles_without_a_budget);
     return HARNESS_EXIT();
 }
