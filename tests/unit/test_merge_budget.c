@@ -118,21 +118,28 @@ TEST(off_mixed_and_profiles_without_a_budget)
     CHECK(merge_budget_is_stat("budget.cpu_ns") && !merge_budget_is_stat("samples"));
 }
 
+/* The budget of one thread that ran at 1 ms with wasp taking 50 ms: 1,000
+ * samples (standing for 1 s) and a task clock of clock_ns. */
+static void clocked_thread(merge_model *m, prof_stat *st, uint64_t clock_ns)
+{
+    char err[256];
+    merge_init(m);
+    profile p = thread_profile(st, 51, 0, 1000000000, 50000000, 0, 1000000, 1000000);
+    st[7].value = 1000;   /* samples */
+    st[8] = (prof_stat){ "budget.clock_ns", clock_ns };   /* wasp's 50 ms included */
+    p.nstats = 9;
+    CHECK(merge_add(m, &p, "k.wasp", err, sizeof err) == 0);
+    merge_finish(m);
+}
+
 /* A thread that spent most of its time in system calls: its task clock
- * (budget.clock_ns) counted 2.5 s while its 1,000 samples stood for 1 s,
- * the periods that ended in the kernel having given none. */
+ * counted 2.5 s while its samples stood for 1 s, the periods that ended in
+ * the kernel having given none. */
 TEST(a_task_clock_gives_the_interval_as_it_was)
 {
     merge_model m;
-    prof_stat st[2][9];
-    char err[256];
-    merge_init(&m);
-    profile p = thread_profile(st[0], 51, 0, 1000000000, 50000000, 0, 1000000, 1000000);
-    st[0][7].value = 1000;   /* samples */
-    st[0][8] = (prof_stat){ "budget.clock_ns", 2550000000ULL };   /* wasp's 50 ms included */
-    p.nstats = 9;
-    CHECK(merge_add(&m, &p, "k.wasp", err, sizeof err) == 0);
-    merge_finish(&m);
+    prof_stat st[9];
+    clocked_thread(&m, st, 2550000000ULL);
     const merge_budget *b = &m.budget;
     CHECK_EQ_U(b->mean_interval, 2500000);                       /* 2.5 s over 1,000 samples, not 1 ms */
     CHECK(b->overhead_max > 0.0199 && b->overhead_max < 0.0201); /* 50 ms of 2.5 s, not of 1 s */
@@ -145,13 +152,7 @@ TEST(a_task_clock_gives_the_interval_as_it_was)
 
     /* A clock below the periods' account (wasp's signal cost overestimated)
      * leaves the periods' interval; nothing unsampled. */
-    merge_init(&m);
-    p = thread_profile(st[1], 52, 0, 1000000000, 50000000, 0, 1000000, 1000000);
-    st[1][7].value = 1000;
-    st[1][8] = (prof_stat){ "budget.clock_ns", 1020000000ULL };
-    p.nstats = 9;
-    CHECK(merge_add(&m, &p, "u.wasp", err, sizeof err) == 0);
-    merge_finish(&m);
+    clocked_thread(&m, st, 1020000000ULL);
     CHECK_EQ_U(m.budget.mean_interval, 1000000);
     CHECK(merge_budget_unsampled(&m.budget, 1000000) == 0);
     merge_free(&m);
