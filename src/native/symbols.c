@@ -126,18 +126,24 @@ static Dwfl *unloaded_session(const char *path, uint64_t base)
     return d;
 }
 
+/* Sessions of unloaded objects, by their index in unloads.c; an object
+ * whose file could not be read is tried once. */
+static Dwfl *kept[UNLOADS_MAX];
+static uint8_t kept_tried[UNLOADS_MAX];
+
 /* The module of addr among the objects unloaded after a frame of generation
  * gen was captured, or NULL when its code was still mapped at the end. */
 static Dwfl_Module *unloaded_module_of(uint64_t addr, uint64_t gen)
 {
-    static Dwfl *kept[UNLOADS_MAX];
     const char *path;
     uint64_t base;
     int i = unloads_find(addr, gen, &path, &base);
     if (i < 0)
         return NULL;
-    if (!kept[i])
+    if (!kept_tried[i]) {
+        kept_tried[i] = 1;
         kept[i] = unloaded_session(path, base);
+    }
     return kept[i] ? dwfl_addrmodule(kept[i], addr) : NULL;
 }
 
@@ -286,5 +292,7 @@ void native_symbols_after_fork_child(void)
     pthread_mutex_init(&symbols_lock, NULL);
     session = NULL;   /* the parent's, possibly half-built: left alone */
     session_fds = 0;
+    memset(kept, 0, sizeof(kept));
+    memset(kept_tried, 0, sizeof(kept_tried));
     unloads_after_fork_child();
 }
