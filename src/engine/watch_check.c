@@ -7,6 +7,7 @@
  * breakpoint increments exactly when the debug register fires.
  */
 #include "watch_check.h"
+#include "perf.h"
 
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
@@ -37,12 +38,6 @@ static int open_counting_watch(volatile uint64_t *addr, int rw)
     return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static uint64_t read_count(int fd)
-{
-    uint64_t n = 0;
-    return read(fd, &n, sizeof(n)) == (ssize_t)sizeof(n) ? n : 0;
-}
-
 static void check_writes(int slots, watch_check *out)
 {
     int fds[4];
@@ -59,7 +54,8 @@ static void check_writes(int slots, watch_check *out)
         for (int k = 0; k < STORES; k++)
             targets[i] = (uint64_t)k;
     for (int i = 0; i < slots; i++) {
-        out->fired += read_count(fds[i]) >= STORES;
+        uint64_t n = 0;
+        out->fired += perf_read_count(fds[i], &n) == 0 && n >= STORES;
         close(fds[i]);
     }
 }
@@ -71,7 +67,8 @@ static void check_reads(watch_check *out)
         return;
     uint64_t sink = targets[0];
     (void)sink;
-    out->rw_fired = read_count(fd) >= 1;
+    uint64_t n = 0;
+    out->rw_fired = perf_read_count(fd, &n) == 0 && n >= 1;
     close(fd);
 }
 

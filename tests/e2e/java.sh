@@ -297,7 +297,7 @@ case_jni_store() {
 # different code from run to run (a 64-byte vector stub, a scalar loop, C1's
 # profiled copy), and a few of a run's pairs weigh 20-125 samples (watches
 # taken while stores to rarely touched words held the other slots, watch.h):
-# the report's own 95% interval was +-9 to +-17 points, 30 runs on an AMD host
+# the report's own 95% interval was +-9 to +-17 points, 43 runs on an AMD host
 # read 37.5-61.2% (mean 49%), and three times the run did not narrow them.
 case_dead_fill() {
     local n=dead_fill@$V call read rc store
