@@ -12,6 +12,7 @@
 #include "decode_internal.h"
 #include "memread.h"
 #include "fpness.h"
+#include "code_image.h"
 
 #include <Zydis/Zydis.h>
 #include <asm/prctl.h>
@@ -46,6 +47,7 @@ int decode_init(void)
     if (decode_fmt_setup(&decode_fmt_att, ZYDIS_FORMATTER_STYLE_ATT) != 0 ||
         decode_fmt_setup(&decode_fmt_intel, ZYDIS_FORMATTER_STYLE_INTEL) != 0)
         return -1;
+    (void)code_image_init();   /* without it, sweeps decode every time */
     __atomic_store_n(&decode_ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
@@ -58,6 +60,13 @@ int decode_is_ready(void)
 ZyanStatus decode_full(const void *code, size_t len, decode_insn *d)
 {
     return ZydisDecoderDecodeFull(&decode_decoder, code, len, &d->in, d->ops);
+}
+
+int decode_insn_within(uint64_t pc, uint64_t end, ZydisDecodedInstruction *in)
+{
+    ZydisDecoderContext ctx;
+    size_t avail = end - pc < DECODE_MAX_LEN ? (size_t)(end - pc) : DECODE_MAX_LEN;
+    return ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decode_decoder, &ctx, (const void *)(uintptr_t)pc, avail, in));
 }
 
 /* ---- operand analysis ------------------------------------------------- */

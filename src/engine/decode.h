@@ -21,14 +21,15 @@ int decode_init(void);
 
 /*
  * The access made by the instruction that ends exactly at rip, which lies in
- * the function [func_start, func_end). Registers come from uc (post-access
+ * the function [func_start, func_end), whose decoded form may be kept when
+ * kept (its code stays as it is: code_image.h). Registers come from uc (post-access
  * state). Returns DROP_NONE and fills *out, or the reason it could not.
  * Rejects: the instruction having overwritten its own base/index register,
  * no explicit memory operand. At rip a branch target inside the function
  * the instruction may not have run: out->at_target says so, and the caller
  * takes it only if it touched the bytes whose breakpoint fired (locate.c).
  */
-enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end,
+enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
                                       const ucontext_t *uc, mem_access *out);
 
 /* The cached answer of decode_access_before for rip, when there is one:
@@ -53,10 +54,11 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
  * (out->past_target). When the registers hold the drawn access's
  * address now, *out is complete: out->ahead if it has not run yet.
  * Otherwise out->deferred is set, out->addr is 0, and a code breakpoint at
- * out->pc must take the address when it runs. Regions are cached per rip.
+ * out->pc must take the address when it runs. Regions are cached per rip;
+ * kept as for decode_access_before.
  */
-enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, uint8_t want,
-                                       uint64_t draw, const ucontext_t *uc, mem_access *out);
+enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
+                                       uint8_t want, uint64_t draw, const ucontext_t *uc, mem_access *out);
 
 /* Cached answer of decode_access_sampled: 1 with *reason set, or 0. */
 int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, const ucontext_t *uc,

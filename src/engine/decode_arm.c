@@ -39,10 +39,7 @@ static int straight_to(uint64_t from, uint64_t to, uint64_t *jmp_to)
         return 0;
     while (pc < to) {
         ZydisDecodedInstruction in;
-        ZydisDecoderContext ctx;
-        size_t avail = to - pc < DECODE_MAX_LEN ? (size_t)(to - pc) : DECODE_MAX_LEN;
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decode_decoder, &ctx, (const void *)(uintptr_t)pc,
-                                                        avail, &in)))
+        if (!decode_insn_within(pc, to, &in))
             return 0;   /* undecodable, or an instruction across `to` */
         uint64_t next = pc + in.length, target = decode_branch_target(&in, next);
         ZydisInstructionCategory cat = in.meta.category;

@@ -22,6 +22,9 @@ extern ZydisDecoder decode_decoder;
 
 int decode_is_ready(void);
 ZyanStatus decode_full(const void *code, size_t len, decode_insn *d);
+/* The instruction at pc, without operands, read no further than end:
+ * what sweeps need (length, category, branch displacement). */
+int decode_insn_within(uint64_t pc, uint64_t end, ZydisDecodedInstruction *in);
 /* ucontext greg index of a GPR of any width, -1 if it is not a GPR. */
 int decode_greg(ZydisRegister r);
 /* Decodes at pc without a known end, reading past pc's page only when the
@@ -50,6 +53,14 @@ uint64_t decode_cache_lookup(uint64_t *table, uint64_t key);
 /* Inserts e with compare-and-swap; gives up quietly when the neighbourhood
  * is full (the answer is just recomputed next time). */
 void decode_cache_put(uint64_t *table, uint64_t e);
+
+/* decode_sweep.c, uncached, for tests: the cache entries a trap's sweep
+ * (decode_access_before) and a sample's (decode_access_sampled; *target
+ * and *region_end as its target and end entries take them) give rip, from
+ * the function's kept image when kept (code_image.c), else decoding. */
+uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end, int kept);
+uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, int kept, uint8_t want, uint64_t key,
+                              uint64_t *target, uint64_t *region_end);
 
 /* decode_sweep.c. Target of a direct relative branch, 0 for others. */
 uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 
+#include "code_image.h"
 #include "decode_internal.h"
 
 /* Cache: one atomic word per rip. Bits 0..46 rip (user space), 48..55
@@ -95,18 +96,32 @@ uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next)
     return next + (uint64_t)in->raw.imm[0].value.s;
 }
 
+/* The instruction at pc of a function ending at end, for a sweep: from
+ * the function's kept image (code_image.c) when it has one there, else
+ * decoded (what a sweep reads of it: length, category, branch target). */
+static int sweep_decode(code_image_cursor *c, uint64_t pc, uint64_t end, ZydisDecodedInstruction *in)
+{
+    return code_image_at(c, pc, in) || decode_insn_within(pc, end, in);
+}
+
+/* A sweep's source of instructions: the kept image of code that stays as
+ * it is (kept), built on its first sweep; none for JIT code. */
+static void sweep_source(code_image_cursor *c, uint64_t start, uint64_t end, int kept)
+{
+    code_image_cursor_init(c, kept ? code_image_of(start, end, DECODE_SWEEP_MAX) : NULL);
+}
+
 /* Linear sweep of the function: x86 only decodes forwards, and the function
  * start is the one boundary we trust. Returns a cache entry for rip. */
-static uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end)
+uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end, int kept)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t pc = start, off = 0, state = DECODE_FOUND;
+    code_image_cursor c;
+    sweep_source(&c, start, end, kept);
     while (pc < limit) {
         ZydisDecodedInstruction in;
-        ZydisDecoderContext ctx;
-        size_t avail = end - pc < DECODE_MAX_LEN ? (size_t)(end - pc) : DECODE_MAX_LEN;
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decode_decoder, &ctx,
-                                                        (const void *)(uintptr_t)pc, avail, &in))) {
+        if (!sweep_decode(&c, pc, end, &in)) {
             if (pc >= rip)
                 break; /* data or padding after rip: the answer is already known */
             return rip | DECODE_S(DECODE_FAILED);
@@ -175,7 +190,7 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
     return 1;
 }
 
-enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end,
+enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
                                       const ucontext_t *uc, mem_access *out)
 {
     if (!decode_is_ready())
@@ -185,7 +200,7 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
         return DROP_NO_BOUNDARY;
     uint64_t e = decode_cache_lookup(decode_cache, rip);
     if (!e) {
-        e = decode_sweep(rip, func_start, func_end);
+        e = decode_sweep(rip, func_start, func_end, kept);
         decode_cache_put(decode_cache, e);
     }
     return decode_from_entry(rip, e, uc, out);
@@ -212,10 +227,7 @@ static uint64_t decode_part_start(uint64_t region, uint64_t rip)
         if (pc >= rip)
             return part;
         ZydisDecodedInstruction in;
-        ZydisDecoderContext ctx;
-        size_t avail = rip - pc < DECODE_MAX_LEN ? (size_t)(rip - pc) : DECODE_MAX_LEN;
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decode_decoder, &ctx, (const void *)(uintptr_t)pc,
-                                                        avail, &in)))
+        if (!decode_insn_within(pc, rip, &in))
             return 0;
         in_part++;
         uint64_t else_at, arm = decode_arm_end(&in, pc + in.length, &else_at);
@@ -239,19 +251,18 @@ static uint64_t decode_part_start(uint64_t region, uint64_t rip)
  * scans). Other branch targets do not start a region (decode_choose.c
  * says why); the last of them in rip's part, at or before rip, goes into
  * *target (0: none). */
-static uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, uint8_t want, uint64_t key,
-                                     uint64_t *target, uint64_t *region_end)
+uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, int kept, uint8_t want, uint64_t key,
+                              uint64_t *target, uint64_t *region_end)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t pc = start, region = start, last = 0, head = 0;
     int boundary = rip == start, loop = 0;
+    code_image_cursor c;
+    sweep_source(&c, start, end, kept);
     *target = *region_end = 0;
     while (pc < limit) {
         ZydisDecodedInstruction in;
-        ZydisDecoderContext ctx;
-        size_t avail = end - pc < DECODE_MAX_LEN ? (size_t)(end - pc) : DECODE_MAX_LEN;
-        if (!ZYAN_SUCCESS(ZydisDecoderDecodeInstruction(&decode_decoder, &ctx,
-                                                        (const void *)(uintptr_t)pc, avail, &in))) {
+        if (!sweep_decode(&c, pc, end, &in)) {
             if (pc >= rip)
                 break;
             return key | DECODE_S(DECODE_FAILED);
@@ -374,8 +385,8 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, cons
     return 1;
 }
 
-enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, uint8_t want,
-                                       uint64_t draw, const ucontext_t *uc, mem_access *out)
+enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
+                                       uint8_t want, uint64_t draw, const ucontext_t *uc, mem_access *out)
 {
     if (!decode_is_ready())
         return DROP_DECODE_FAILED;
@@ -385,7 +396,7 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
     uint64_t e = decode_sample_lookup(key, &te, &ee);
     if (!e) {
         uint64_t target, end;
-        e = decode_sweep_sampled(rip, func_start, func_end, want, key, &target, &end);
+        e = decode_sweep_sampled(rip, func_start, func_end, kept, want, key, &target, &end);
         te = decode_target_entry(key, rip, target);
         ee = decode_end_entry(key, rip, end);
         /* The target and end first: a reader that finds the region finds

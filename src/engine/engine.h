@@ -30,6 +30,8 @@
 
 typedef struct code_bounds {
     uint64_t start, end;   /* the function (or code blob) holding a pc */
+    int kept;              /* its code stays as it is (a loaded object's text,
+                            * not JIT code): its decoding may be kept */
 } code_bounds;
 
 typedef struct engine_frontend {

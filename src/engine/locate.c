@@ -25,7 +25,7 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
 
     if (decode_access_before_cached(rip, uc, out, &r) == 0 &&
         fe->bounds(uc, &b) == 0 && b.start < rip && rip <= b.end)
-        r = decode_access_before(rip, b.start, b.end, uc, out);
+        r = decode_access_before(rip, b.start, b.end, b.kept, uc, out);
     /* At a branch target: a jump there touches no data, so the instruction
      * before rip fired the breakpoint if it touched its bytes. Dropping
      * every such trap lost every pair ended by a store at the end of an
@@ -64,5 +64,5 @@ enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext
         return r;
     if (fe->bounds(uc, &b) < 0 || !(b.start <= rip && rip <= b.end))
         return DROP_NO_BOUNDARY;
-    return decode_access_sampled(rip, b.start, b.end, want, draw, uc, out);
+    return decode_access_sampled(rip, b.start, b.end, b.kept, want, draw, uc, out);
 }

@@ -80,6 +80,7 @@ static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
     if (b->kind != CODE_JIT && b->end - b->start > MAX_SWEEP_BLOB)
         return -1;
     out->start = b->kind == CODE_JIT ? boundary_before(b, pc - b->start) : b->start;
+    out->kept = 0;   /* the code cache is reused */
     out->end = b->end - pc > WINDOW_AFTER ? pc + WINDOW_AFTER : b->end;
     return 0;
 }

@@ -86,6 +86,7 @@ int native_code_bounds(const ucontext_t *uc, code_bounds *out)
         return -1;
     out->start = pi.start_ip;
     out->end = pi.end_ip;
+    out->kept = 1;
     return 0;
 }
 

@@ -339,25 +339,25 @@ static void check_loop_fn(uint64_t f, const ucontext_t *uc)
     uint64_t end = f + sizeof loop_fn;
     mem_access a;
     /* The jmp's target: the store before it, flagged as maybe not run. */
-    CHECK_EQ_U(decode_access_before(f + 3, f, end, uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 3, f, end, 0, uc, &a), DROP_NONE);
     check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
     CHECK_EQ_U(a.at_target, 1);
-    CHECK_EQ_U(decode_access_before(f + 7, f, end, uc, &a), DROP_NOT_MEMORY);
-    CHECK_EQ_U(decode_access_before(f + 9, f, end, uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 7, f, end, 0, uc, &a), DROP_NOT_MEMORY);
+    CHECK_EQ_U(decode_access_before(f + 9, f, end, 0, uc, &a), DROP_NONE);
     check_access(&a, 0x9000, 4, ACCESS_LOAD, ACCESS_INT);
     CHECK_EQ_U(a.at_target, 0);
     CHECK_EQ_U(a.pc, f + 7);
     CHECK_EQ_U(a.insn_len, 2);
-    CHECK_EQ_U(decode_access_before(f + 13, f, end, uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 13, f, end, 0, uc, &a), DROP_NONE);
     check_access(&a, 0x1008, 8, ACCESS_STORE, ACCESS_INT);
     CHECK_EQ_U(a.pc, f + 9);
-    CHECK_EQ_U(decode_access_before(f + 15, f, end, uc, &a), DROP_NOT_MEMORY);
-    CHECK_EQ_U(decode_access_before(f + 16, f, end, uc, &a), DROP_NOT_MEMORY); /* after ret */
-    CHECK_EQ_U(decode_access_before(f + 1, f, end, uc, &a), DROP_NO_BOUNDARY);
-    CHECK_EQ_U(decode_access_before(f + 5, f, end, uc, &a), DROP_NO_BOUNDARY);
-    CHECK_EQ_U(decode_access_before(f + 8, f, end, uc, &a), DROP_NO_BOUNDARY);
-    CHECK_EQ_U(decode_access_before(f, f, end, uc, &a), DROP_NO_BOUNDARY);
-    CHECK_EQ_U(decode_access_before(f + 20, f, end, uc, &a), DROP_NO_BOUNDARY);
+    CHECK_EQ_U(decode_access_before(f + 15, f, end, 0, uc, &a), DROP_NOT_MEMORY);
+    CHECK_EQ_U(decode_access_before(f + 16, f, end, 0, uc, &a), DROP_NOT_MEMORY); /* after ret */
+    CHECK_EQ_U(decode_access_before(f + 1, f, end, 0, uc, &a), DROP_NO_BOUNDARY);
+    CHECK_EQ_U(decode_access_before(f + 5, f, end, 0, uc, &a), DROP_NO_BOUNDARY);
+    CHECK_EQ_U(decode_access_before(f + 8, f, end, 0, uc, &a), DROP_NO_BOUNDARY);
+    CHECK_EQ_U(decode_access_before(f, f, end, 0, uc, &a), DROP_NO_BOUNDARY);
+    CHECK_EQ_U(decode_access_before(f + 20, f, end, 0, uc, &a), DROP_NO_BOUNDARY);
 }
 
 TEST(before_loop_function)
@@ -385,20 +385,20 @@ TEST(before_uses_cache)
     regs[REG_RSI] = 0x9000;
     ucontext_t uc = uc_from_regs();
     mem_access a;
-    CHECK_EQ_U(decode_access_before(f + 9, f, end, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 9, f, end, 0, &uc, &a), DROP_NONE);
     /* Retarget the jmp at f+9. A fresh sweep would now say branch target;
      * the cached answer must not change, proving no sweep happened. */
     mprotect(p, PAGE, PROT_READ | PROT_WRITE);
     p[14] = 0xfa; /* 15 - 6 = 9 */
     mprotect(p, PAGE, PROT_READ | PROT_EXEC);
-    CHECK_EQ_U(decode_access_before(f + 9, f, end, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 9, f, end, 0, &uc, &a), DROP_NONE);
     CHECK_EQ_U(a.addr, 0x9000);
     CHECK_EQ_U(a.at_target, 0);
     /* Same bytes in a fresh mapping are swept and do see the new target. */
     uint8_t *q = map_code(p, sizeof loop_fn);
     CHECK(q != NULL);
     if (q) {
-        CHECK_EQ_U(decode_access_before((uint64_t)q + 9, (uint64_t)q, (uint64_t)q + sizeof loop_fn,
+        CHECK_EQ_U(decode_access_before((uint64_t)q + 9, (uint64_t)q, (uint64_t)q + sizeof loop_fn, 0,
                                         &uc, &a), DROP_NONE);
         CHECK_EQ_U(a.at_target, 1);
     }
@@ -426,12 +426,12 @@ TEST(before_forward_branch)
     ucontext_t uc = uc_from_regs();
     mem_access a;
     /* The store before 8 may have been skipped by the je (and the call). */
-    CHECK_EQ_U(decode_access_before(f + 8, f, end, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 8, f, end, 0, &uc, &a), DROP_NONE);
     check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
     CHECK_EQ_U(a.at_target, 1);
-    CHECK_EQ_U(decode_access_before(f + 10, f, end, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 10, f, end, 0, &uc, &a), DROP_NONE);
     check_access(&a, 0x2000, 4, ACCESS_LOAD, ACCESS_INT);
-    CHECK_EQ_U(decode_access_before(f + 18, f, end, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 18, f, end, 0, &uc, &a), DROP_NONE);
     check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
 }
 
@@ -452,7 +452,7 @@ static uint8_t *map_located(const uint8_t *code, size_t len)
 {
     uint8_t *p = map_code(code, len);
     if (p)
-        located = (code_bounds){ (uint64_t)p, (uint64_t)p + len };
+        located = (code_bounds){ .start = (uint64_t)p, .end = (uint64_t)p + len };
     regs_clear();
     return p;
 }
@@ -502,7 +502,7 @@ TEST(locate_takes_a_load_that_wrote_its_own_base_at_the_watched_bytes)
     regs[REG_RIP] = (greg_t)(p + 3);
     ucontext_t uc = uc_from_regs();
     mem_access a;
-    CHECK_EQ_U(decode_access_before((uint64_t)p + 3, (uint64_t)p, (uint64_t)p + sizeof code, &uc, &a),
+    CHECK_EQ_U(decode_access_before((uint64_t)p + 3, (uint64_t)p, (uint64_t)p + sizeof code, 0, &uc, &a),
                DROP_ADDR_CLOBBERED);
     /* The trap on [0x2000, 0x2008) fired on it: it loaded those bytes. */
     CHECK_EQ_U(locate_access_before(fe, &uc, 0x2000, 0x2008, &a), DROP_NONE);
@@ -524,10 +524,10 @@ TEST(before_decode_failure)
     ucontext_t uc = uc_from_regs();
     mem_access a;
     /* Garbage after rip does not matter: the boundary is already found. */
-    CHECK_EQ_U(decode_access_before(f + 3, f, end, &uc, &a), DROP_NONE);
+    CHECK_EQ_U(decode_access_before(f + 3, f, end, 0, &uc, &a), DROP_NONE);
     check_access(&a, 0x1000, 8, ACCESS_STORE, ACCESS_INT);
-    CHECK_EQ_U(decode_access_before(f + 5, f, end, &uc, &a), DROP_DECODE_FAILED);
-    CHECK_EQ_U(decode_access_before(f + 5, f, end, &uc, &a), DROP_DECODE_FAILED); /* cached */
+    CHECK_EQ_U(decode_access_before(f + 5, f, end, 0, &uc, &a), DROP_DECODE_FAILED);
+    CHECK_EQ_U(decode_access_before(f + 5, f, end, 0, &uc, &a), DROP_DECODE_FAILED); /* cached */
 }
 
 TEST(before_sweep_limit)
@@ -543,8 +543,8 @@ TEST(before_sweep_limit)
     ucontext_t uc = uc_from_regs();
     mem_access a;
     uint64_t f = (uint64_t)p;
-    CHECK_EQ_U(decode_access_before(f + 100, f, f + n, &uc, &a), DROP_NOT_MEMORY);
-    CHECK_EQ_U(decode_access_before(f + 70 * 1024, f, f + n, &uc, &a), DROP_NO_BOUNDARY);
+    CHECK_EQ_U(decode_access_before(f + 100, f, f + n, 0, &uc, &a), DROP_NOT_MEMORY);
+    CHECK_EQ_U(decode_access_before(f + 70 * 1024, f, f + n, 0, &uc, &a), DROP_NO_BOUNDARY);
 }
 
 /* A loop with two stores: the head (offset 0) is a branch target, so the
@@ -572,7 +572,7 @@ static enum drop_reason sampled_at(uint64_t f, size_t n, unsigned off, uint8_t w
                                    mem_access *a)
 {
     ucontext_t uc = uc_from_regs();
-    return decode_access_sampled(f + off, f, f + n, want, draw, &uc, a);
+    return decode_access_sampled(f + off, f, f + n, 0, want, draw, &uc, a);
 }
 
 /* Which store draw d gives to a sample at off, and how it is taken. */

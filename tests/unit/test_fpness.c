@@ -36,7 +36,7 @@ static int sampled_fp(uint64_t f, size_t n, unsigned off, uint8_t want, unsigned
     for (uint64_t draw = 0; draw < 8; draw++) {
         mem_access a, b;
         enum drop_reason r;
-        if (decode_access_sampled(f + off, f, f + n, want, draw, &uc, &a) != DROP_NONE)
+        if (decode_access_sampled(f + off, f, f + n, 0, want, draw, &uc, &a) != DROP_NONE)
             return -1;
         if (a.pc != f + pc_off)
             continue;

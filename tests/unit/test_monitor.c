@@ -71,7 +71,7 @@ static int fake_bounds(const ucontext_t *uc, code_bounds *out)
     for (size_t i = 0; i < sizeof functions / sizeof functions[0]; i++) {
         uint64_t lo = at(functions[i].code, 0);
         if (pc >= lo && pc <= lo + functions[i].len) {
-            *out = (code_bounds){ lo, lo + functions[i].len };
+            *out = (code_bounds){ .start = lo, .end = lo + functions[i].len };
             return 0;
         }
     }
