@@ -17,6 +17,7 @@
 #define IMAGE_SLOTS 16384u     /* functions with an image, at most */
 #define IMAGE_PROBES 32u
 #define CHECK_BYTES 32u        /* a function's first bytes, hashed */
+#define MARK_EVERY 64u         /* entries between marks (seeking a window) */
 
 /* An entry: bits 0..3 the length, 4..10 the category, 11 set for a
  * relative branch, 12..31 its displacement. A displacement beyond 20 bits
@@ -32,13 +33,16 @@
 
 _Static_assert(ZYDIS_CATEGORY_MAX_VALUE <= E_CAT_MASK, "an instruction category fits in 7 bits");
 
+/* The entries, then one mark every MARK_EVERY entries: the offset from
+ * start of entry k * MARK_EVERY (the last may be where the entries end). */
 struct code_image {
-    uint64_t start, end;   /* the function, as its bounds gave it */
-    uint64_t check;        /* hash of its first bytes when built */
+    uint64_t start, end;   /* the code, as its bounds gave it */
+    uint64_t check;        /* its identity and a hash of its first bytes */
     uint32_t count;        /* entries: instructions from start on */
-    uint32_t unused;
+    uint32_t nmarks;
     uint32_t insn[];
 };
+
 
 static char *arena;
 static uint64_t arena_used;    /* bytes handed out, atomically */
@@ -61,10 +65,10 @@ uint64_t code_image_bytes(void)
     return used < ARENA_BYTES ? used : ARENA_BYTES;
 }
 
-/* FNV-1a over the function's first bytes: the image is of these bytes. */
-static uint64_t code_check(uint64_t start, uint64_t end)
+/* FNV-1a over the code's identity and first bytes: the image is of these. */
+static uint64_t code_check(uint64_t start, uint64_t end, uint64_t id)
 {
-    uint64_t h = 0xcbf29ce484222325ull, n = end - start < CHECK_BYTES ? end - start : CHECK_BYTES;
+    uint64_t h = (0xcbf29ce484222325ull ^ id) * 0x100000001b3ull, n = end - start < CHECK_BYTES ? end - start : CHECK_BYTES;
     const unsigned char *p = (const unsigned char *)(uintptr_t)start;
     for (uint64_t i = 0; i < n; i++)
         h = (h ^ p[i]) * 0x100000001b3ull;
@@ -74,6 +78,17 @@ static uint64_t code_check(uint64_t start, uint64_t end)
 static size_t slot_hash(uint64_t start)
 {
     return (size_t)((start * 0x9E3779B97F4A7C15ull) >> 50) & (IMAGE_SLOTS - 1);
+}
+
+static uint32_t *marks_of(const code_image *img)
+{
+    return (uint32_t *)(void *)((char *)(uintptr_t)img + sizeof(code_image) + 4 * (uint64_t)img->count);
+}
+
+/* Bytes an image of count entries takes, 8-aligned. */
+static uint64_t image_bytes(uint64_t count)
+{
+    return (sizeof(code_image) + 4 * count + 4 * (count / MARK_EVERY + 1) + 7) & ~7ull;
 }
 
 static const code_image *image_in(uint64_t slot)
@@ -98,11 +113,12 @@ static uint32_t entry_of(const ZydisDecodedInstruction *in)
 }
 
 /* Decodes [start, limit) into img, as a sweep would (each instruction
- * given at most up to end): stops at the first that does not decode. */
-static uint32_t fill(code_image *img, uint64_t start, uint64_t end, uint64_t limit)
+ * given at most up to end): stops at the first that does not decode.
+ * Then the marks, after the entries. */
+static void fill(code_image *img, uint64_t start, uint64_t end, uint64_t limit)
 {
     uint64_t pc = start;
-    uint32_t n = 0;
+    uint32_t n = 0, k = 0;
     while (pc < limit) {
         ZydisDecodedInstruction in;
         if (!decode_insn_within(pc, end, &in))
@@ -110,7 +126,14 @@ static uint32_t fill(code_image *img, uint64_t start, uint64_t end, uint64_t lim
         img->insn[n++] = entry_of(&in);
         pc += in.length;
     }
-    return n;
+    img->count = n;
+    img->nmarks = n / MARK_EVERY + 1;
+    uint32_t *marks = marks_of(img);
+    for (uint32_t i = 0, off = 0; i < n; off += img->insn[i++] & E_LEN_MASK)
+        if (i % MARK_EVERY == 0)
+            marks[k++] = (uint32_t)off;
+    if (n % MARK_EVERY == 0)
+        marks[k] = (uint32_t)(pc - start);   /* where entry n would be: the end */
 }
 
 /* Space for a new image, worst case one instruction a byte; the unused
@@ -161,41 +184,55 @@ static const code_image *lookup(uint64_t start, uint64_t end, uint64_t check)
     return NULL;
 }
 
-const code_image *code_image_of(uint64_t start, uint64_t end, uint64_t max)
+const code_image *code_image_of(uint64_t start, uint64_t end, uint64_t id)
 {
-    if (!__atomic_load_n(&arena, __ATOMIC_ACQUIRE) || end <= start)
+    if (!id || !__atomic_load_n(&arena, __ATOMIC_ACQUIRE) || end <= start)
         return NULL;
-    uint64_t check = code_check(start, end), limit = end - start > max ? start + max : end, off;
+    uint64_t check = code_check(start, end, id), off;
+    uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     const code_image *found = lookup(start, end, check);
     if (found)
         return found;
-    uint64_t reserved = (sizeof(code_image) + 4 * (limit - start) + 7) & ~7ull;
+    uint64_t reserved = image_bytes(limit - start);
     code_image *img = reserve(reserved, &off);
     if (!img)
         return NULL;
     img->start = start;
     img->end = end;
     img->check = check;
-    img->count = fill(img, start, end, limit);
-    give_back(off, reserved, (sizeof(code_image) + 4 * (uint64_t)img->count + 7) & ~7ull);
+    fill(img, start, end, limit);
+    give_back(off, reserved, image_bytes(img->count));
     return publish(img, off);
 }
 
-void code_image_cursor_init(code_image_cursor *c, const code_image *img)
+void code_image_cursor_init(code_image_cursor *c, const code_image *img, uint64_t pc)
 {
     c->img = img;
     c->i = 0;
     c->at = img ? img->start : 0;
+    if (!img || pc <= img->start)
+        return;
+    const uint32_t *marks = marks_of(img);
+    uint32_t lo = 0, hi = img->nmarks;   /* the last mark at or before pc */
+    while (hi - lo > 1) {
+        uint32_t mid = (lo + hi) / 2;
+        if (img->start + marks[mid] <= pc)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    c->i = lo * MARK_EVERY;
+    c->at = img->start + marks[lo];
 }
 
-int code_image_at(code_image_cursor *c, uint64_t pc, ZydisDecodedInstruction *in)
+int code_image_at(code_image_cursor *c, uint64_t pc, uint64_t end, ZydisDecodedInstruction *in)
 {
     const code_image *img = c->img;
     if (!img || pc < c->at)
         return 0;
     while (c->at < pc && c->i < img->count)
         c->at += img->insn[c->i++] & E_LEN_MASK;
-    if (c->at != pc || c->i >= img->count)
+    if (c->at != pc || c->i >= img->count || pc + (img->insn[c->i] & E_LEN_MASK) > end)
         return 0;
     uint32_t e = img->insn[c->i];
     in->length = (ZyanU8)(e & E_LEN_MASK);

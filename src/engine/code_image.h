@@ -9,10 +9,10 @@
  * each instruction (length, category, branch displacement) in 4 bytes, so
  * later sweeps read it instead of decoding.
  *
- * Only for code that stays as it is while the process runs (a loaded
- * object's text): JIT code is replaced in place. An image whose function's
- * first bytes changed (a library unloaded and another loaded there) is
- * not used.
+ * An image is of code as one identity names it (code_bounds.code_id,
+ * engine.h): a loaded object's text, or one JIT blob of the code map,
+ * whose addresses later blobs reuse. An image whose code's first bytes changed
+ * since (a library unloaded and another loaded there) is not used.
  *
  * Signal context, except code_image_init: no malloc, no locks; images are
  * built into an arena mapped at start-up and published with
@@ -30,9 +30,10 @@ typedef struct code_image code_image;
  * (mmap failed) there are no images and sweeps decode as before. */
 int code_image_init(void);
 
-/* The image of the function [start, end), its first `max` bytes at most,
- * built now when there is none; NULL when there is no room. */
-const code_image *code_image_of(uint64_t start, uint64_t end, uint64_t max);
+/* The image of the code [start, end) that id names, as far as a sweep
+ * goes (DECODE_SWEEP_MAX bytes), built now when there is none; NULL when
+ * there is no room or id is 0. */
+const code_image *code_image_of(uint64_t start, uint64_t end, uint64_t id);
 
 /* A reader's place in an image: the instruction at pc `at` is entry i. */
 typedef struct code_image_cursor {
@@ -41,14 +42,17 @@ typedef struct code_image_cursor {
     uint64_t at;
 } code_image_cursor;
 
-void code_image_cursor_init(code_image_cursor *c, const code_image *img);
+/* A cursor at the image's last instruction at or before pc (img may be
+ * NULL: a cursor that holds nothing). */
+void code_image_cursor_init(code_image_cursor *c, const code_image *img, uint64_t pc);
 
-/* The instruction at pc, moving forward from the cursor: fills the fields
- * a sweep reads (length, meta.category, raw.imm[0].is_relative and
- * .value.s; nothing else) and returns 1, or 0 when the image does not
- * hold an instruction starting at pc (past its end, where decoding
- * failed, or behind the cursor): the caller decodes. */
-int code_image_at(code_image_cursor *c, uint64_t pc, ZydisDecodedInstruction *in);
+/* The instruction at pc, moving forward from the cursor, when it ends by
+ * end: fills the fields a sweep reads (length, meta.category,
+ * raw.imm[0].is_relative and .value.s; nothing else) and returns 1, or 0
+ * when the image does not hold such an instruction starting at pc (past
+ * its end, where decoding failed, across end, or behind the cursor): the
+ * caller decodes. */
+int code_image_at(code_image_cursor *c, uint64_t pc, uint64_t end, ZydisDecodedInstruction *in);
 
 /* Bytes of the arena in use (tests). */
 uint64_t code_image_bytes(void);

@@ -16,20 +16,23 @@
 #include "access.h"
 #include "drops.h"
 
+typedef struct code_image code_image;   /* code_image.h */
+
 /* Once per process, before any handler can run. Returns 0 or -1. */
 int decode_init(void);
 
 /*
  * The access made by the instruction that ends exactly at rip, which lies in
- * the function [func_start, func_end), whose decoded form may be kept when
- * kept (its code stays as it is: code_image.h). Registers come from uc (post-access
+ * the function [func_start, func_end) (or a window of a code blob, from a
+ * known boundary), read from img where it holds that code (code_image.h;
+ * NULL: decoded). Registers come from uc (post-access
  * state). Returns DROP_NONE and fills *out, or the reason it could not.
  * Rejects: the instruction having overwritten its own base/index register,
  * no explicit memory operand. At rip a branch target inside the function
  * the instruction may not have run: out->at_target says so, and the caller
  * takes it only if it touched the bytes whose breakpoint fired (locate.c).
  */
-enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
+enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end, const code_image *img,
                                       const ucontext_t *uc, mem_access *out);
 
 /* The cached answer of decode_access_before for rip, when there is one:
@@ -55,9 +58,9 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
  * address now, *out is complete: out->ahead if it has not run yet.
  * Otherwise out->deferred is set, out->addr is 0, and a code breakpoint at
  * out->pc must take the address when it runs. Regions are cached per rip;
- * kept as for decode_access_before.
+ * img as for decode_access_before.
  */
-enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
+enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, const code_image *img,
                                        uint8_t want, uint64_t draw, const ucontext_t *uc, mem_access *out);
 
 /* Cached answer of decode_access_sampled: 1 with *reason set, or 0. */

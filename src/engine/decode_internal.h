@@ -8,6 +8,7 @@
 
 #include <Zydis/Zydis.h>
 #include "decode.h"
+#include "code_image.h"
 
 #define DECODE_MAX_LEN 15u           /* architectural x86 instruction limit */
 #define DECODE_SWEEP_MAX (64u * 1024u) /* bound on work per uncached sample */
@@ -56,11 +57,11 @@ void decode_cache_put(uint64_t *table, uint64_t e);
 
 /* decode_sweep.c, uncached, for tests: the cache entries a trap's sweep
  * (decode_access_before) and a sample's (decode_access_sampled; *target
- * and *region_end as its target and end entries take them) give rip, from
- * the function's kept image when kept (code_image.c), else decoding. */
-uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end, int kept);
-uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, int kept, uint8_t want, uint64_t key,
-                              uint64_t *target, uint64_t *region_end);
+ * and *region_end as its target and end entries take them) give rip,
+ * reading img (code_image.c; may be NULL) where it holds the code. */
+uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end, const code_image *img);
+uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, const code_image *img, uint8_t want,
+                              uint64_t key, uint64_t *target, uint64_t *region_end);
 
 /* decode_sweep.c. Target of a direct relative branch, 0 for others. */
 uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next);

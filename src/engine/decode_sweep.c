@@ -96,29 +96,22 @@ uint64_t decode_branch_target(const ZydisDecodedInstruction *in, uint64_t next)
     return next + (uint64_t)in->raw.imm[0].value.s;
 }
 
-/* The instruction at pc of a function ending at end, for a sweep: from
- * the function's kept image (code_image.c) when it has one there, else
- * decoded (what a sweep reads of it: length, category, branch target). */
+/* The instruction at pc of code ending at end, for a sweep: from the
+ * code's kept image (code_image.c) when it holds it, else decoded (what a
+ * sweep reads of it: length, category, branch target). */
 static int sweep_decode(code_image_cursor *c, uint64_t pc, uint64_t end, ZydisDecodedInstruction *in)
 {
-    return code_image_at(c, pc, in) || decode_insn_within(pc, end, in);
-}
-
-/* A sweep's source of instructions: the kept image of code that stays as
- * it is (kept), built on its first sweep; none for JIT code. */
-static void sweep_source(code_image_cursor *c, uint64_t start, uint64_t end, int kept)
-{
-    code_image_cursor_init(c, kept ? code_image_of(start, end, DECODE_SWEEP_MAX) : NULL);
+    return code_image_at(c, pc, end, in) || decode_insn_within(pc, end, in);
 }
 
 /* Linear sweep of the function: x86 only decodes forwards, and the function
  * start is the one boundary we trust. Returns a cache entry for rip. */
-uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end, int kept)
+uint64_t decode_sweep(uint64_t rip, uint64_t start, uint64_t end, const code_image *img)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t pc = start, off = 0, state = DECODE_FOUND;
     code_image_cursor c;
-    sweep_source(&c, start, end, kept);
+    code_image_cursor_init(&c, img, start);
     while (pc < limit) {
         ZydisDecodedInstruction in;
         if (!sweep_decode(&c, pc, end, &in)) {
@@ -190,7 +183,7 @@ int decode_access_before_cached(uint64_t rip, const ucontext_t *uc, mem_access *
     return 1;
 }
 
-enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
+enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_t func_end, const code_image *img,
                                       const ucontext_t *uc, mem_access *out)
 {
     if (!decode_is_ready())
@@ -200,7 +193,7 @@ enum drop_reason decode_access_before(uint64_t rip, uint64_t func_start, uint64_
         return DROP_NO_BOUNDARY;
     uint64_t e = decode_cache_lookup(decode_cache, rip);
     if (!e) {
-        e = decode_sweep(rip, func_start, func_end, kept);
+        e = decode_sweep(rip, func_start, func_end, img);
         decode_cache_put(decode_cache, e);
     }
     return decode_from_entry(rip, e, uc, out);
@@ -251,14 +244,14 @@ static uint64_t decode_part_start(uint64_t region, uint64_t rip)
  * scans). Other branch targets do not start a region (decode_choose.c
  * says why); the last of them in rip's part, at or before rip, goes into
  * *target (0: none). */
-uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, int kept, uint8_t want, uint64_t key,
-                              uint64_t *target, uint64_t *region_end)
+uint64_t decode_sweep_sampled(uint64_t rip, uint64_t start, uint64_t end, const code_image *img, uint8_t want,
+                              uint64_t key, uint64_t *target, uint64_t *region_end)
 {
     uint64_t limit = end - start > DECODE_SWEEP_MAX ? start + DECODE_SWEEP_MAX : end;
     uint64_t pc = start, region = start, last = 0, head = 0;
     int boundary = rip == start, loop = 0;
     code_image_cursor c;
-    sweep_source(&c, start, end, kept);
+    code_image_cursor_init(&c, img, start);
     *target = *region_end = 0;
     while (pc < limit) {
         ZydisDecodedInstruction in;
@@ -385,7 +378,7 @@ int decode_access_sampled_cached(uint64_t rip, uint8_t want, uint64_t draw, cons
     return 1;
 }
 
-enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, int kept,
+enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64_t func_end, const code_image *img,
                                        uint8_t want, uint64_t draw, const ucontext_t *uc, mem_access *out)
 {
     if (!decode_is_ready())
@@ -396,7 +389,7 @@ enum drop_reason decode_access_sampled(uint64_t rip, uint64_t func_start, uint64
     uint64_t e = decode_sample_lookup(key, &te, &ee);
     if (!e) {
         uint64_t target, end;
-        e = decode_sweep_sampled(rip, func_start, func_end, kept, want, key, &target, &end);
+        e = decode_sweep_sampled(rip, func_start, func_end, img, want, key, &target, &end);
         te = decode_target_entry(key, rip, target);
         ee = decode_end_entry(key, rip, end);
         /* The target and end first: a reader that finds the region finds

@@ -29,10 +29,15 @@
 #define FRAME_AUX_DATA(aux) ((aux) & ~FRAME_TAG_MASK)
 
 typedef struct code_bounds {
-    uint64_t start, end;   /* the function (or code blob) holding a pc */
-    int kept;              /* its code stays as it is (a loaded object's text,
-                            * not JIT code): its decoding may be kept */
+    uint64_t start, end;   /* the function holding a pc, or a window of a code
+                            * blob around it that starts at a known boundary */
+    /* The code holding them, [code_start, code_end), and what names it:
+     * its decoding is kept while the name stays (code_image.h:
+     * CODE_ID_TEXT for a loaded object's text, a JIT blob's own record in
+     * the code map, whose addresses later code reuses; 0 keeps nothing). */
+    uint64_t code_start, code_end, code_id;
 } code_bounds;
+#define CODE_ID_TEXT 1u
 
 typedef struct engine_frontend {
     const char *name;

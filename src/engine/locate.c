@@ -8,7 +8,14 @@
  */
 #include "locate.h"
 
+#include "code_image.h"
 #include "decode.h"
+
+/* The kept image of the code b names, built on its first sweep. */
+static const code_image *image_of(const code_bounds *b)
+{
+    return code_image_of(b->code_start, b->code_end, b->code_id);
+}
 
 /* Whether the access touched the watched bytes [lo, hi). */
 static int touches(const mem_access *a, uint64_t lo, uint64_t hi)
@@ -25,7 +32,7 @@ enum drop_reason locate_access_before(const engine_frontend *fe, const ucontext_
 
     if (decode_access_before_cached(rip, uc, out, &r) == 0 &&
         fe->bounds(uc, &b) == 0 && b.start < rip && rip <= b.end)
-        r = decode_access_before(rip, b.start, b.end, b.kept, uc, out);
+        r = decode_access_before(rip, b.start, b.end, image_of(&b), uc, out);
     /* At a branch target: a jump there touches no data, so the instruction
      * before rip fired the breakpoint if it touched its bytes. Dropping
      * every such trap lost every pair ended by a store at the end of an
@@ -64,5 +71,5 @@ enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext
         return r;
     if (fe->bounds(uc, &b) < 0 || !(b.start <= rip && rip <= b.end))
         return DROP_NO_BOUNDARY;
-    return decode_access_sampled(rip, b.start, b.end, b.kept, want, draw, uc, out);
+    return decode_access_sampled(rip, b.start, b.end, image_of(&b), want, draw, uc, out);
 }

@@ -80,7 +80,9 @@ static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
     if (b->kind != CODE_JIT && b->end - b->start > MAX_SWEEP_BLOB)
         return -1;
     out->start = b->kind == CODE_JIT ? boundary_before(b, pc - b->start) : b->start;
-    out->kept = 0;   /* the code cache is reused */
+    out->code_start = b->start;
+    out->code_end = b->end;
+    out->code_id = (uint64_t)(uintptr_t)b;   /* never freed: names this code alone */
     out->end = b->end - pc > WINDOW_AFTER ? pc + WINDOW_AFTER : b->end;
     return 0;
 }

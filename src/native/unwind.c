@@ -86,7 +86,9 @@ int native_code_bounds(const ucontext_t *uc, code_bounds *out)
         return -1;
     out->start = pi.start_ip;
     out->end = pi.end_ip;
-    out->kept = 1;
+    out->code_start = out->start;
+    out->code_end = out->end;
+    out->code_id = CODE_ID_TEXT;
     return 0;
 }
 

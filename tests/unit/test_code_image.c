@@ -7,6 +7,7 @@
 #include "harness.h"
 #include "code_image.h"
 #include "decode_internal.h"
+#include "engine.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -50,25 +51,40 @@ static uint64_t next_random(void)
     return rng;
 }
 
-/* Whether both sweeps of [start, end) agree at rip: the trap's entry, and
- * the sample's entry, target and end, for stores and for loads. */
-static int sweeps_agree(uint64_t rip, uint64_t start, uint64_t end)
+/* Whether the sweeps of [start, end) agree at rip, decoding and reading
+ * img: the trap's entry, and the sample's entry, target and end, for
+ * stores and for loads. */
+static int sweeps_agree(uint64_t rip, uint64_t start, uint64_t end, const code_image *img)
 {
-    if (decode_sweep(rip, start, end, 0) != decode_sweep(rip, start, end, 1))
+    if (decode_sweep(rip, start, end, NULL) != decode_sweep(rip, start, end, img))
         return 0;
     for (uint8_t want = ACCESS_LOAD; want <= ACCESS_STORE; want++) {
         uint64_t t0, e0, t1, e1;
-        uint64_t a = decode_sweep_sampled(rip, start, end, 0, want, rip, &t0, &e0);
-        uint64_t b = decode_sweep_sampled(rip, start, end, 1, want, rip, &t1, &e1);
+        uint64_t a = decode_sweep_sampled(rip, start, end, NULL, want, rip, &t0, &e0);
+        uint64_t b = decode_sweep_sampled(rip, start, end, img, want, rip, &t1, &e1);
         if (a != b || t0 != t1 || e0 != e1)
             return 0;
     }
     return 1;
 }
 
+/* The first instruction start at or after pc, decoding from start (the
+ * HotSpot debug records a JIT window starts at are such boundaries). */
+static uint64_t boundary_from(uint64_t start, uint64_t end, uint64_t pc)
+{
+    uint64_t at = start;
+    ZydisDecodedInstruction in;
+    while (at < pc && decode_insn_within(at, end, &in))
+        at += in.length;
+    return at;
+}
+
 /* `span` bytes of real code from name's start (several functions: a
- * sweep does not care), checked at `tries` pcs drawn at random, every
- * fourth past the sweep limit when the span reaches it. */
+ * sweep does not care), checked at `tries` pcs drawn at random: every
+ * other sweep over the whole span (every eighth past the sweep limit when
+ * the span reaches it), the others over a window of up to 3 KiB from a
+ * boundary, as the JVM gives a JIT blob's (its end may cut an
+ * instruction; half of them are at most 24 bytes, to cut more). */
 static void check_span(const char *name, uint64_t span, int tries)
 {
     uint64_t start = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, name), end;
@@ -79,15 +95,26 @@ static void check_span(const char *name, uint64_t span, int tries)
     CHECK(end > start);
     if (end - start > span)
         end = start + span;
+    const code_image *img = code_image_of(start, end, CODE_ID_TEXT);
+    CHECK(img != NULL);
     int disagree = 0;
     for (int i = 0; i < tries; i++) {
-        uint64_t rip = start + next_random() % (end - start);
-        if (end - start > DECODE_SWEEP_MAX && i % 4 == 0)
-            rip = start + DECODE_SWEEP_MAX + next_random() % (end - start - DECODE_SWEEP_MAX);
-        if (!sweeps_agree(rip, start, end)) {
+        uint64_t from = start, to = end;
+        if (i % 2) {
+            from = boundary_from(start, end, start + next_random() % (end - start));
+            to = from + 1 + next_random() % (i % 4 == 1 ? 24 : 3072);   /* short ones cut more */
+            to = to < end ? to : end;
+        }
+        if (from >= to)
+            continue;
+        uint64_t rip = from + next_random() % (to - from);
+        if (to - from > DECODE_SWEEP_MAX && i % 8 == 0)
+            rip = from + DECODE_SWEEP_MAX + next_random() % (to - from - DECODE_SWEEP_MAX);
+        if (!sweeps_agree(rip, from, to, img)) {
             if (!disagree++)
-                fprintf(stderr, "  %s+0x%llx: the kept image's sweep differs\n", name,
-                        (unsigned long long)(rip - start));
+                fprintf(stderr, "  %s+0x%llx (sweep from +0x%llx to +0x%llx): the kept image's sweep differs\n",
+                        name, (unsigned long long)(rip - start), (unsigned long long)(from - start),
+                        (unsigned long long)(to - start));
         }
     }
     CHECK_EQ_U(disagree, 0);
@@ -116,12 +143,13 @@ TEST(an_image_of_code_that_changed_is_not_used)
         return;
     uint64_t f = (uint64_t)(uintptr_t)p, end = f + sizeof store_ret;
     memcpy(p, store_ret, sizeof store_ret);
-    CHECK(code_image_of(f, end, DECODE_SWEEP_MAX) != NULL);
-    CHECK_EQ_U(decode_sweep(f + 3, f, end, 1), decode_sweep(f + 3, f, end, 0));
-    CHECK(((decode_sweep(f + 3, f, end, 1) >> 48) & 0xff) == 3);   /* the store ends there */
+    const code_image *img = code_image_of(f, end, CODE_ID_TEXT);
+    CHECK(img != NULL);
+    CHECK(((decode_sweep(f + 3, f, end, img) >> 48) & 0xff) == 3);   /* the store ends there */
     memcpy(p, movabs, sizeof movabs);
-    CHECK_EQ_U(decode_sweep(f + 3, f, end, 1), decode_sweep(f + 3, f, end, 0));
-    CHECK(((decode_sweep(f + 3, f, end, 1) >> 48) & 0xff) == 0);   /* inside the movabs */
+    img = code_image_of(f, end, CODE_ID_TEXT);
+    CHECK_EQ_U(decode_sweep(f + 3, f, end, img), decode_sweep(f + 3, f, end, NULL));
+    CHECK(((decode_sweep(f + 3, f, end, img) >> 48) & 0xff) == 0);   /* inside the movabs */
     munmap(p, 4096);
 }
 
@@ -131,12 +159,17 @@ TEST(an_image_is_built_once)
     CHECK(f != 0);
     if (!f)
         return;
-    const code_image *a = code_image_of(f, f + 2048, DECODE_SWEEP_MAX);
+    const code_image *a = code_image_of(f, f + 2048, CODE_ID_TEXT);
     uint64_t used = code_image_bytes();
-    const code_image *b = code_image_of(f, f + 2048, DECODE_SWEEP_MAX);
+    const code_image *b = code_image_of(f, f + 2048, CODE_ID_TEXT);
     CHECK(a != NULL);
     CHECK(a == b);
     CHECK_EQ_U(code_image_bytes(), used);
+    /* Other code at the same addresses (a JIT blob that replaced another)
+     * has an image of its own; id 0 keeps none. */
+    const code_image *c = code_image_of(f, f + 2048, 0x1000);
+    CHECK(c != NULL && c != a);
+    CHECK(code_image_of(f, f + 2048, 0) == NULL);
 }
 
 int main(void)
