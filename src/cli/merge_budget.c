@@ -72,7 +72,11 @@ int merge_budget_add(merge_budget *b, const profile *p)
     clocked = clocked_cpu(b, p, cpu, wasp);
     if (clocked)
         cpu = clocked;
-    return cpu ? add_overhead(b, (double)wasp / (double)cpu) : 0;
+    if (!cpu)
+        return 0;
+    b->measured_wasp_ns = merge_sat_add(b->measured_wasp_ns, wasp);
+    b->measured_cpu_ns = merge_sat_add(b->measured_cpu_ns, cpu);
+    return add_overhead(b, (double)wasp / (double)cpu);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -89,6 +93,7 @@ void merge_budget_finish(merge_budget *b)
         b->overhead_max = b->overheads[n - 1];
         b->overhead_median = n % 2 ? b->overheads[n / 2]
                                    : (b->overheads[n / 2 - 1] + b->overheads[n / 2]) / 2;
+        b->overhead_all = (double)b->measured_wasp_ns / (double)b->measured_cpu_ns;
     }
     b->mean_interval = b->periods_milli
         ? (uint64_t)((double)b->cpu_ns * 1000.0 / (double)b->periods_milli) : 0;

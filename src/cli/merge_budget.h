@@ -26,6 +26,10 @@ typedef struct merge_budget {
     double *overheads;          /* wasp time / CPU time of each thread that ran sampled */
     size_t noverheads, cap;
     double overhead_max, overhead_median;
+    /* All those threads' wasp time over all their CPU time: a JVM's short
+     * threads (JFR's, say) can read 25% while the process pays 1.5%. */
+    uint64_t measured_wasp_ns, measured_cpu_ns;
+    double overhead_all;
     uint64_t cpu_ns, wasp_ns, periods_milli, cut_ns;
     size_t threads_cut;         /* threads whose interval the budget lengthened */
     uint64_t mean_interval;     /* CPU time per sample over all threads; 0: unknown */
@@ -39,7 +43,7 @@ typedef struct merge_budget {
 /* Takes one thread's account. Returns 0, or -1 when out of memory. */
 int merge_budget_add(merge_budget *b, const profile *p);
 
-/* Computes the max, median and mean interval. */
+/* Computes the max, median, the whole's share and the mean interval. */
 void merge_budget_finish(merge_budget *b);
 
 /* The share of the clocked threads' CPU time that no sample stood for

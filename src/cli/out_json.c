@@ -129,6 +129,8 @@ void json_write_budget(FILE *f, const merge_budget *b)
     json_num(f, b->overhead_max);
     fputs(", \"overhead_median\": ", f);
     json_num(f, b->overhead_median);
+    fputs(", \"overhead_all\": ", f);
+    json_num(f, b->overhead_all);
     fprintf(f, ", \"threads\": %zu, \"threads_measured\": %zu, \"threads_cut\": %zu, \"cut\": %s"
             ", \"mean_interval\": %" PRIu64 ", \"interval_max\": %" PRIu64
             ", \"signal_cost_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", \"wasp_ns\": %" PRIu64

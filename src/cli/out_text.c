@@ -142,11 +142,15 @@ static void text_budget(FILE *f, const merge_model *m)
     else if (!b->ppm) fputs("off", f);
     else fprintf(f, "%g%% of each thread's CPU time", (double)b->ppm / 1e4);
     fputc('\n', f);
-    if (b->noverheads)
-        fprintf(f, "  est. overhead:  max %.2f%%, median %.2f%% of a thread's CPU time (%zu thread%s;\n"
+    if (b->noverheads == 1)
+        fprintf(f, "  est. overhead:  %.2f%% of the thread's CPU time (1 thread;\n"
                 "                  handler time + %.1f \xc2\xb5s per signal)\n",
-                100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
-                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3);
+                100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3);
+    else if (b->noverheads)
+        fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time; max %.2f%%, median %.2f%% of a\n"
+                "                  thread's (%zu threads; handler time + %.1f \xc2\xb5s per signal)\n",
+                100.0 * b->overhead_all, 100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
+                (double)b->signal_cost_ns / 1e3);
     if (b->mean_interval) {
         fputs("  mean interval:  ", f);
         text_interval(f, m, b->mean_interval);

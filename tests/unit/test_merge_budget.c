@@ -1,6 +1,7 @@
 /*
  * test_merge_budget.c - the report's overhead budget across threads
- * (src/cli/merge_budget.c): max and median of the threads' estimates, the
+ * (src/cli/merge_budget.c): max and median of the threads' estimates and
+ * the whole run's share, the
  * effective mean interval, how many threads the budget cut, mixed budgets,
  * profiles from before the budget, and budget stats kept out of the sums.
  */
@@ -74,6 +75,30 @@ TEST(max_median_mean_interval_and_cuts)
     CHECK(strstr(j, "\"cut\": true") != NULL);
     CHECK(strstr(j, "\"threads_cut\": 1") != NULL);
     free(j);
+    merge_free(&m);
+}
+
+/* A thread of 10 ms with 2.5 ms of wasp beside one of 1 s with 10 ms: the
+ * short one reads 25%, the run paid 12.5 ms of 1.01 s. */
+TEST(the_whole_run_s_share_beside_the_threads)
+{
+    merge_model m;
+    prof_stat st[2][8];
+    char err[256];
+    merge_init(&m);
+    profile p[2] = {
+        thread_profile(st[0], 21, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
+        thread_profile(st[1], 22, 20000, 10000000, 2500000, 0, 10000, 1000000),
+    };
+    for (int i = 0; i < 2; i++)
+        CHECK(merge_add(&m, &p[i], "t.wasp", err, sizeof err) == 0);
+    merge_finish(&m);
+    const merge_budget *b = &m.budget;
+    CHECK(b->overhead_max > 0.2499 && b->overhead_max < 0.2501);
+    CHECK(b->overhead_all > 0.01237 && b->overhead_all < 0.01238);   /* 12.5 / 1010 */
+    char *json = budget_json(b);
+    CHECK(strstr(json, "\"overhead_all\": 0.0123") != NULL);
+    free(json);
     merge_free(&m);
 }
 
@@ -162,6 +187,7 @@ int main(void)
 {
     RUN(max_median_mean_interval_and_cuts);
     RUN(a_task_clock_gives_the_interval_as_it_was);
+    RUN(the_whole_run_s_share_beside_the_threads);
     RUN(off_mixed_and_profiles_without_a_budget);
     return HARNESS_EXIT();
 }
