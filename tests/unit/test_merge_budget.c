@@ -39,12 +39,20 @@ static char *budget_json(const merge_budget *b)
     return buf;
 }
 
+/* m, merged from the n profiles p. */
+static void merge_all(merge_model *m, profile *p, int n)
+{
+    char err[256];
+    merge_init(m);
+    for (int i = 0; i < n; i++)
+        CHECK(merge_add(m, &p[i], "t.wasp", err, sizeof err) == 0);
+    merge_finish(m);
+}
+
 TEST(max_median_mean_interval_and_cuts)
 {
     merge_model m;
     prof_stat st[4][8];
-    char err[256];
-    merge_init(&m);
     /* Overheads 1%, 3%, 2%; the third ran 10 ms intervals, cut for half its time;
      * the fourth never ran sampled (no CPU time) and has no estimate. */
     profile p[4] = {
@@ -53,9 +61,7 @@ TEST(max_median_mean_interval_and_cuts)
         thread_profile(st[2], 13, 10000, 2000000000, 40000000, 1000000000, 200000, 10000000),
         thread_profile(st[3], 14, 10000, 0, 0, 0, 0, 1000000),
     };
-    for (int i = 0; i < 4; i++)
-        CHECK(merge_add(&m, &p[i], "t.wasp", err, sizeof err) == 0);
-    merge_finish(&m);
+    merge_all(&m, p, 4);
     const merge_budget *b = &m.budget;
     CHECK_EQ_U(b->nthreads, 4);
     CHECK_EQ_U(b->noverheads, 3);
@@ -84,15 +90,11 @@ TEST(the_whole_run_s_share_beside_the_threads)
 {
     merge_model m;
     prof_stat st[2][8];
-    char err[256];
-    merge_init(&m);
     profile p[2] = {
         thread_profile(st[0], 21, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
         thread_profile(st[1], 22, 20000, 10000000, 2500000, 0, 10000, 1000000),
     };
-    for (int i = 0; i < 2; i++)
-        CHECK(merge_add(&m, &p[i], "t.wasp", err, sizeof err) == 0);
-    merge_finish(&m);
+    merge_all(&m, p, 2);
     const merge_budget *b = &m.budget;
     CHECK(b->overhead_max > 0.2499 && b->overhead_max < 0.2501);
     CHECK(b->overhead_all > 0.01237 && b->overhead_all < 0.01238);   /* 12.5 / 1010 */
