@@ -15,7 +15,6 @@
 #include "merge_internal.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,42 +451,9 @@ static int stat_cmp(const void *va, const void *vb)
     return strcmp(((const merge_stat *)va)->name, ((const merge_stat *)vb)->name);
 }
 
-static double ratio(uint64_t part, uint64_t whole)
+double merge_ratio(uint64_t part, uint64_t whole)
 {
     return whole ? (double)part / (double)whole : 0.0;
-}
-
-/* 95% Wilson score interval of a proportion p seen over n trials: how far
- * sampling alone may have moved the program fraction. Each counted pair is
- * taken as one trial, which is exact when all watches have the same width
- * (and ignores the time-weighting bias, which no count can cure). */
-static void wilson_interval(double p, uint64_t n, double *lo, double *hi)
-{
-    const double z = 1.96, z2 = z * z;
-    if (n == 0) {
-        *lo = 0, *hi = 1;
-        return;
-    }
-    double d = 1 + z2 / (double)n;
-    double centre = (p + z2 / (2.0 * (double)n)) / d;
-    double half = z * sqrt(p * (1 - p) / (double)n + z2 / (4.0 * (double)n * (double)n)) / d;
-    *lo = centre - half < 0 ? 0 : centre - half;
-    *hi = centre + half > 1 ? 1 : centre + half;
-}
-
-/* Pairs weighted by their watches' survival (watch.h) and their regions'
- * access rates (monitor.c) are fewer trials than their count: Kish's
- * effective count (sum w)^2 / sum w^2. Profiles from before the rates
- * carry only the survival weights. */
-static uint64_t effective_count(const merge_model *m)
-{
-    int rated = merge_stat_value(m, "rate_weights") > 0;
-    double w = (double)merge_stat_value(m, rated ? "rate_weights" : "weighted_pairs"),
-           w2 = (double)merge_stat_value(m, rated ? "rate_weight_squares" : "weight_squares");
-    if (w <= 0 || w2 <= 0)
-        return m->count;
-    double n = w * w / w2;
-    return n < (double)m->count ? (uint64_t)n : m->count;
 }
 
 void merge_finish(merge_model *m)
@@ -505,14 +471,14 @@ void merge_finish(merge_model *m)
         m->approx_bytes = merge_sat_add(m->approx_bytes, q->approx_bytes);
     }
     for (size_t i = 0; i < m->npairs; i++) {
-        m->pairs[i].fraction = ratio(m->pairs[i].wasteful_bytes, m->bytes);
-        m->pairs[i].approx_fraction = ratio(m->pairs[i].approx_bytes, m->bytes);
+        m->pairs[i].fraction = merge_ratio(m->pairs[i].wasteful_bytes, m->bytes);
+        m->pairs[i].approx_fraction = merge_ratio(m->pairs[i].approx_bytes, m->bytes);
     }
-    m->fraction = ratio(m->wasteful_bytes, m->bytes);
-    m->approx_fraction = ratio(m->approx_bytes, m->bytes);
+    m->fraction = merge_ratio(m->wasteful_bytes, m->bytes);
+    m->approx_fraction = merge_ratio(m->approx_bytes, m->bytes);
     if (m->npairs) qsort(m->pairs, m->npairs, sizeof *m->pairs, pair_cmp);
     if (m->nstats) qsort(m->stats, m->nstats, sizeof *m->stats, stat_cmp);
-    wilson_interval(m->fraction, effective_count(m), &m->fraction_lo, &m->fraction_hi);
+    merge_spread_finish(m);
     merge_budget_finish(&m->budget);
     /* Indices into pairs moved; the pair table must not be used again. */
     if (m->pair_map) {

@@ -84,6 +84,12 @@ typedef struct merge_model {
     uint64_t count, bytes, wasteful_bytes, approx_bytes;   /* over all pairs */
     double fraction, approx_fraction;                      /* Eq. 1 */
     double fraction_lo, fraction_hi;   /* 95% sampling interval of fraction, over count pairs */
+    /* The pair holding the most monitored bytes (an index into pairs; valid
+     * when npairs), its share, and the program fraction without it: a
+     * watch that survived many samples stands for all of them (watch.h),
+     * and one pair found once can outweigh every other. */
+    size_t heaviest;
+    double heaviest_share, fraction_without_heaviest;
     merge_stat *stats;  size_t nstats;      /* summed; sorted by name */
     merge_ctx **contexts; size_t ncontexts;
     merge_pair *pairs;  size_t npairs;      /* sorted, most wasteful first */
@@ -98,6 +104,13 @@ typedef struct merge_model {
 } merge_model;
 
 void merge_init(merge_model *m);
+
+/* Whether the heaviest pair decides the program fraction on its own: it
+ * holds a quarter or more of the bytes, leaving it out moves the fraction
+ * 5 points or more, and it was found far more rarely than its bytes say
+ * (its share of the pairs counted is under an eighth of its share of the
+ * bytes). Two planted pairs of equal weight are not that. */
+int merge_heaviest_decides(const merge_model *m);
 
 /* Adds one thread's profile (read from path). Returns 0, or -1 with a
  * message in err: profiles of different modes, or out of memory. */

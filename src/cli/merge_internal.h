@@ -36,6 +36,13 @@ int merge_map_insert(struct merge_map *map, uint64_t h, size_t index);
  * corrupt-but-checksummed files must not wrap around. */
 uint64_t merge_sat_add(uint64_t a, uint64_t b);
 
+/* part / whole, 0 when whole is 0. */
+double merge_ratio(uint64_t part, uint64_t whole);
+
+/* merge_spread.c: the sampling interval of the program fraction and the
+ * pair that may decide it, once the totals are summed and the pairs sorted. */
+void merge_spread_finish(merge_model *m);
+
 /* Makes room for one more element of size elem in *arr. 0, or -1. */
 int merge_grow(void **arr, size_t *cap, size_t n, size_t elem);
 

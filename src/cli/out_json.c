@@ -62,6 +62,14 @@ static void json_totals(FILE *f, const merge_model *m)
     fputs(", ", f);
     json_num(f, m->fraction_hi);
     fputs("]", f);
+    if (m->npairs) {
+        fprintf(f, ", \"heaviest_pair\": {\"rank\": %zu, \"count\": %" PRIu64 ", \"share\": ", m->heaviest + 1,
+                m->pairs[m->heaviest].count);
+        json_num(f, m->heaviest_share);
+        fputs(", \"fraction_without\": ", f);
+        json_num(f, m->fraction_without_heaviest);
+        fprintf(f, ", \"decides\": %s}", merge_heaviest_decides(m) ? "true" : "false");
+    }
     fprintf(f, ", \"bytes\": %" PRIu64 ", \"wasteful_bytes\": %" PRIu64
             ", \"approx_bytes\": %" PRIu64 ", \"count\": %" PRIu64 ", \"samples\": %" PRIu64
             ", \"armed\": %" PRIu64 ", \"traps\": %" PRIu64 ", \"handler_ns\": %" PRIu64 "},\n",

@@ -279,6 +279,16 @@ static void text_header(FILE *f, const merge_model *m)
         fprintf(f, "  warning: sampling stopped early in %" PRIu64 " thread%s: the program took SIGTRAP\n"
                 "        from wasp (a raw rt_sigaction system call?); their data ends at their last sample.\n",
                 lost, lost == 1 ? "" : "s");
+    if (merge_heaviest_decides(m)) {
+        const merge_pair *h = &m->pairs[m->heaviest];
+        char found[32];
+        if (h->count == 1) snprintf(found, sizeof found, "once");
+        else snprintf(found, sizeof found, "%" PRIu64 " times", h->count);
+        fprintf(f, "  note: one pair (#%zu, found %s) holds %.0f%% of the monitored bytes;\n"
+                "        without it the program reads %.2f%%. Its watch outlived many samples and\n"
+                "        stands for all of them: run longer or repeat the run before trusting either.\n",
+                m->heaviest + 1, found, 100.0 * m->heaviest_share, 100.0 * m->fraction_without_heaviest);
+    }
     if (m->count < TEXT_FEW_PAIRS)
         fprintf(f, "  note: only %" PRIu64 " pairs counted: for a closer estimate run longer or\n"
                 "        sample more often (--interval 1ms, or 500us for short programs).\n", m->count);

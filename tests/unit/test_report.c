@@ -284,6 +284,36 @@ TEST(text_report)
     CHECK(strstr(doc, "#3 ") != NULL && strstr(doc, "#4 ") == NULL);
 }
 
+/* One pair found once whose survival weight makes it 90% of the bytes: the
+ * report says what the fraction reads without it. Two pairs as heavy but
+ * found as often as each other (a planted 50/50 case) get no such note. */
+TEST(a_pair_found_once_that_decides_is_called_out)
+{
+    static const sym_pair heavy[] = { { &A, &B, 100, 1000, 900, 0 }, { &D, &A, 1, 9000, 0, 0 } };
+    char *dir = strdup(tmp_path("heavy")), *even_dir = strdup(tmp_path("even")), *out = strdup(tmp_path("heavy.txt"));
+    mkdir(dir, 0755);
+    write_profile(tmp_path("heavy/1.wasp"), "silent-store", 300, 300, 0x1000, heavy, 2);
+    CHECK_EQ_U(run_report(dir, "-o", out, NULL), 0);
+    const char *doc = get_file(out);   /* one buffer: read each before the next */
+    CHECK(doc && strstr(doc, "program:        9.00% precisely silent") != NULL);
+    CHECK(doc && strstr(doc, "note: one pair (#2, found once) holds 90% of the monitored bytes;\n"
+                             "        without it the program reads 90.00%.") != NULL);
+    CHECK_EQ_U(run_report(dir, "--format", "json", "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(number_after(doc, "\"heaviest_pair\": {\"rank\": ") == 2);
+    CHECK(doc && strstr(doc, "\"decides\": true") != NULL);
+    /* The same bytes found as often as the other pair's: planted, not heavy. */
+    static const sym_pair even[] = { { &A, &B, 100, 1000, 900, 0 }, { &D, &A, 100, 1000, 0, 0 } };
+    mkdir(even_dir, 0755);
+    write_profile(tmp_path("even/1.wasp"), "silent-store", 301, 301, 0x1000, even, 2);
+    CHECK_EQ_U(run_report(even_dir, "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(doc && strstr(doc, "program:        45.00%") != NULL && strstr(doc, "note: one pair") == NULL);
+    free(dir);
+    free(even_dir);
+    free(out);
+}
+
 TEST(output_is_atomic_and_format_follows_extension)
 {
     const char *out = tmp_path("auto.json");
@@ -461,6 +491,7 @@ int main(void)
     RUN(top_and_pid_select);
     RUN(accepts_pid_dir_and_single_file);
     RUN(text_report);
+    RUN(a_pair_found_once_that_decides_is_called_out);
     RUN(output_is_atomic_and_format_follows_extension);
     RUN(json_escapes_strings);
     RUN(error_exits);
