@@ -43,7 +43,6 @@ struct code_image {
     uint32_t insn[];
 };
 
-
 static char *arena;
 static uint64_t arena_used;    /* bytes handed out, atomically */
 static uint64_t image_slots[IMAGE_SLOTS];   /* arena offset / 8 + 1; 0 empty */
