@@ -433,6 +433,9 @@ static void write_header(FILE *f, const merge_model *m, size_t shown)
     fputs(",\"fp_tolerance\":", f);
     json_escape_str(f, tol);
     fprintf(f, ",\"fraction_ci95\":[%.6f,%.6f]", m->fraction_lo, m->fraction_hi);
+    if (merge_heaviest_decides(m))
+        fprintf(f, ",\"heaviest\":{\"rank\":%zu,\"count\":%" PRIu64 ",\"share\":%.6f,\"without\":%.6f}",
+                m->heaviest + 1, m->pairs[m->heaviest].count, m->heaviest_share, m->fraction_without_heaviest);
     fputs(",\"incomplete\":", f);
     if (m->incomplete) json_escape_str(f, m->incomplete);
     else fputs("null", f);

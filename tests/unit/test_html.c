@@ -195,6 +195,31 @@ TEST(empty_run_still_renders)
     fake_free(&f);
 }
 
+/* A pair found once holding most of the bytes: the page's data carries it
+ * for the note (docs/report.md, "one pair decides"); an even run does not. */
+TEST(a_deciding_pair_reaches_the_page)
+{
+    fake f;
+    merge_model m;
+    fake_alloc(&f, 2, 2, 2);
+    uint32_t a = fake_frame(&f, "fast", "x.c", 1, "movb $0,(%rax)"), b = fake_frame(&f, "slow", "x.c", 2, "incl (%rdx)");
+    uint32_t ca = fake_ctx(&f, 1, &a), cb = fake_ctx(&f, 1, &b);
+    f.pairs[f.npairs++] = (prof_pair){ ca, ca, 100, 1000, 900, 0 };
+    f.pairs[f.npairs++] = (prof_pair){ cb, cb, 1, 9000, 0, 0 };
+    if (fake_model(&m, &f, "silent-store") != 0) { CHECK(0); return; }
+    char *doc = render(html_write_report, &m, 0, &(size_t){ 0 });
+    CHECK(doc && strstr(doc, "\"heaviest\":{\"rank\":2,\"count\":1,\"share\":0.900000,\"without\":0.900000}"));
+    free(doc);
+    merge_free(&m);
+    f.pairs[1].count = 100;   /* found as often as the other: planted, not heavy */
+    if (fake_model(&m, &f, "silent-store") != 0) { CHECK(0); return; }
+    doc = render(html_write_report, &m, 0, &(size_t){ 0 });
+    CHECK(doc && !strstr(doc, "\"heaviest\""));
+    free(doc);
+    merge_free(&m);
+    fake_free(&f);
+}
+
 /* 100k pairs of distinct contexts: the first 9000 heavy enough (1/9000 of
  * the waste each) that the graph's node cap, not the width rule, must cut. */
 #define BIG 100000
@@ -548,6 +573,7 @@ int main(void)
     if (!mkdtemp(tmpdir)) return 1;
     RUN(hostile_names_are_escaped);
     RUN(empty_run_still_renders);
+    RUN(a_deciding_pair_reaches_the_page);
     RUN(large_profile_is_capped_and_fast);
     RUN(jit_code_is_disassembled);
     RUN(code_sweep_resyncs_at_context_pcs);
