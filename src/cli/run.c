@@ -330,7 +330,7 @@ int run_main(int argc, char **argv)
     if (is_static)
         fprintf(stderr, "[wasp] WARN %s is statically linked: LD_PRELOAD cannot load wasp into it, "
                 "so only dynamically linked programs it starts are profiled — link it dynamically "
-                "to profile it\n", exe);
+                "to profile it, or use wasp run --exact (every access, under Valgrind: no preload)\n", exe);
     size_t before = run_check_count_profiles(a.dir);
     pid_t child = fork();
     if (child < 0) {

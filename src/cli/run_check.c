@@ -157,5 +157,5 @@ void run_check_outcome(const char *dir, size_t before, int rc, int is_static, co
     else if (rc != 127)
         fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s never loaded libwasp.so "
                 "(statically linked, or it clears LD_PRELOAD/JAVA_TOOL_OPTIONS) — run a "
-                "dynamically linked program\n", dir, cmd);
+                "dynamically linked program, or use wasp run --exact\n", dir, cmd);
 }
