@@ -32,9 +32,10 @@ typedef struct code_bounds {
     uint64_t start, end;   /* the function holding a pc, or a window of a code
                             * blob around it that starts at a known boundary */
     /* The code holding them, [code_start, code_end), and what names it:
-     * its decoding is kept while the name stays (code_image.h:
-     * CODE_ID_TEXT for a loaded object's text, a JIT blob's own record in
-     * the code map, whose addresses later code reuses; 0 keeps nothing). */
+     * its decoding is kept while the name stays (code_image.h). A loaded
+     * object's text: CODE_ID_TEXT + 2 x the generation of what is mapped
+     * (odd); a JIT blob: its own record in the code map, whose addresses
+     * later code reuses (even: a pointer); 0 keeps nothing. */
     uint64_t code_start, code_end, code_id;
 } code_bounds;
 #define CODE_ID_TEXT 1u

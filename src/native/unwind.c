@@ -88,7 +88,9 @@ int native_code_bounds(const ucontext_t *uc, code_bounds *out)
     out->end = pi.end_ip;
     out->code_start = out->start;
     out->code_end = out->end;
-    out->code_id = CODE_ID_TEXT;
+    /* What lives at an address changes only with an unload that counted
+     * (unloads.c): an image made before one is not used after it. */
+    out->code_id = CODE_ID_TEXT + 2 * unloads_generation();
     return 0;
 }
 
