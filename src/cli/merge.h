@@ -109,7 +109,8 @@ void merge_init(merge_model *m);
  * holds a quarter or more of the bytes, leaving it out moves the fraction
  * 5 points or more, and it was found far more rarely than its bytes say
  * (its share of the pairs counted is under an eighth of its share of the
- * bytes). Two planted pairs of equal weight are not that. */
+ * bytes). Two planted pairs of equal weight are not that, nor any pair
+ * of the exact mode, which weighs nothing. */
 int merge_heaviest_decides(const merge_model *m);
 
 /* Adds one thread's profile (read from path). Returns 0, or -1 with a

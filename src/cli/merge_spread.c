@@ -9,6 +9,7 @@
 #include "merge_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* 95% Wilson score interval of a proportion p seen over n trials: how far
  * sampling alone may have moved the program fraction. Each counted pair is
@@ -58,8 +59,8 @@ static void find_heaviest(merge_model *m)
 
 int merge_heaviest_decides(const merge_model *m)
 {
-    if (m->npairs < 2 || !m->count)
-        return 0;
+    if (m->npairs < 2 || !m->count || !strcmp(m->sampler, "exact"))
+        return 0;   /* the exact mode pairs every access: no weights */
     double found = (double)m->pairs[m->heaviest].count / (double)m->count;
     return m->heaviest_share >= 0.25 && fabs(m->fraction_without_heaviest - m->fraction) >= 0.05 &&
            8 * found < m->heaviest_share;

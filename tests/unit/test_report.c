@@ -81,11 +81,13 @@ static const sym_ctx H = { "sum", 70, "movsd %xmm0,(%r8)" };
 typedef struct sym_pair { const sym_ctx *watch, *trap; uint64_t count, bytes, wasteful, approx; } sym_pair;
 
 /* Fills p's header (software sampler, 1 ms) and writes it; exits on failure. */
+static const char *sampler_written = "software";   /* what write_with_header says */
+
 static void write_with_header(profile *p, const char *path, const char *mode, int64_t pid,
                               int64_t tid)
 {
     snprintf(p->mode, sizeof p->mode, "%s", mode);
-    strcpy(p->sampler, "software");
+    snprintf(p->sampler, sizeof p->sampler, "%s", sampler_written);
     p->pid = pid;
     p->tid = tid;
     p->thread_name = "";
@@ -305,10 +307,18 @@ TEST(a_pair_found_once_that_decides_is_called_out)
     /* The same bytes found as often as the other pair's: planted, not heavy. */
     static const sym_pair even[] = { { &A, &B, 100, 1000, 900, 0 }, { &D, &A, 100, 1000, 0, 0 } };
     mkdir(even_dir, 0755);
+    mkdir(tmp_path("exact"), 0755);
     write_profile(tmp_path("even/1.wasp"), "silent-store", 301, 301, 0x1000, even, 2);
     CHECK_EQ_U(run_report(even_dir, "-o", out, NULL), 0);
     doc = get_file(out);
     CHECK(doc && strstr(doc, "program:        45.00%") != NULL && strstr(doc, "note: one pair") == NULL);
+    /* The exact mode's pairs weigh nothing: a wide access's many bytes are its own. */
+    sampler_written = "exact";
+    write_profile(tmp_path("exact/1.wasp"), "silent-store", 302, 302, 0x1000, heavy, 2);
+    sampler_written = "software";
+    CHECK_EQ_U(run_report(tmp_path("exact"), "--format", "json", "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(doc && strstr(doc, "\"heaviest_pair\"") != NULL && strstr(doc, "\"decides\": false") != NULL);
     free(dir);
     free(even_dir);
     free(out);
