@@ -1,7 +1,8 @@
 /*
  * run_check.c - what `wasp run` can tell about a command that wasp may not
  * reach: a statically linked program has no dynamic loader, so LD_PRELOAD
- * never brings libwasp.so into it; and a run that left no profile at all
+ * never brings libwasp.so into it; a program built with a sanitizer that
+ * maps shadow memory cannot run under Valgrind (the exact mode); and a run that left no profile at all
  * must say so rather than point the user at an empty directory.
  */
 #include "run_check.h"
@@ -67,6 +68,80 @@ int run_check_static(const char *cmd, char *path, size_t len)
     int is_static = elf_is_static(fd);
     close(fd);
     return is_static;
+}
+
+/* Sanitizers that cannot run under Valgrind, found by their entry point in
+ * a program's dynamic symbols, whether the runtime is a shared library (gcc:
+ * an undefined __asan_init) or linked in (clang: a defined, exported one).
+ * ThreadSanitizer and MemorySanitizer programs ran under it (tried). */
+static const run_sanitizer sanitizers[] = {
+    { "__asan_init", "AddressSanitizer", "its shadow memory cannot be mapped beside Valgrind's" },
+    { "__lsan_init", "LeakSanitizer", "its leak check at exit stops the program with ptrace, "
+      "which hangs under Valgrind" },
+};
+
+#define ELF_TABLE_MAX (64u << 20)
+
+static void *read_section(int fd, const Elf64_Shdr *sh)
+{
+    if (sh->sh_size == 0 || sh->sh_size > ELF_TABLE_MAX)
+        return NULL;
+    void *p = malloc(sh->sh_size + 1);
+    if (p && pread(fd, p, sh->sh_size, (off_t)sh->sh_offset) != (ssize_t)sh->sh_size) {
+        free(p);
+        return NULL;
+    }
+    if (p)
+        ((char *)p)[sh->sh_size] = 0;
+    return p;
+}
+
+static const run_sanitizer *sanitizer_in_symbols(const Elf64_Sym *syms, size_t n, const char *names, size_t names_len)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (syms[i].st_name >= names_len)
+            continue;
+        for (size_t k = 0; k < sizeof(sanitizers) / sizeof(*sanitizers); k++)
+            if (strcmp(names + syms[i].st_name, sanitizers[k].symbol) == 0)
+                return &sanitizers[k];
+    }
+    return NULL;
+}
+
+static const run_sanitizer *elf_sanitizer(int fd)
+{
+    Elf64_Ehdr eh;
+    if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+        eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum > 65280)
+        return NULL;
+    for (unsigned i = 0; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh, strs;
+        if (pread(fd, &sh, sizeof(sh), (off_t)(eh.e_shoff + i * sizeof(sh))) != (ssize_t)sizeof(sh) ||
+            sh.sh_type != SHT_DYNSYM || sh.sh_link >= eh.e_shnum ||
+            pread(fd, &strs, sizeof(strs), (off_t)(eh.e_shoff + sh.sh_link * sizeof(strs))) != (ssize_t)sizeof(strs))
+            continue;
+        Elf64_Sym *syms = read_section(fd, &sh);
+        char *names = read_section(fd, &strs);
+        const run_sanitizer *found = syms && names ?
+            sanitizer_in_symbols(syms, sh.sh_size / sizeof(Elf64_Sym), names, strs.sh_size) : NULL;
+        free(syms);
+        free(names);
+        return found;
+    }
+    return NULL;
+}
+
+const run_sanitizer *run_check_sanitizer(const char *cmd)
+{
+    char path[PATH_MAX];
+    if (resolve_command(cmd, path, sizeof(path)) < 0)
+        return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    const run_sanitizer *found = elf_sanitizer(fd);
+    close(fd);
+    return found;
 }
 
 int run_check_dir(const char *dir, char *err, size_t errlen)

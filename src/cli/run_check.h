@@ -10,6 +10,14 @@
  * program, which LD_PRELOAD cannot reach; its path is left in path. */
 int run_check_static(const char *cmd, char *path, size_t len);
 
+typedef struct {
+    const char *symbol, *name, *why;
+} run_sanitizer;
+
+/* The sanitizer cmd (looked up like execvp) is built with when it is one
+ * that cannot run under Valgrind (the exact mode's engine); else NULL. */
+const run_sanitizer *run_check_sanitizer(const char *cmd);
+
 /* Makes -o DIR ready before the program runs: refuses "", a symlink and
  * anything not a directory; creates it (mode 0700) when absent; proves it
  * writable by making and removing an entry. 0, or -1 with a message naming

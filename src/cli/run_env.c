@@ -10,6 +10,12 @@
  * 17 and 25), so the agent's item is quoted when it must be. The options
  * themselves are escaped by options_escape, so commas in a path never
  * become options.
+ *
+ * AddressSanitizer's runtime (gcc's libasan, linked shared) refuses to start
+ * unless it is the first library loaded and exits the program with status 1:
+ * with libwasp.so preloaded, every ASan build failed under wasp run. Its
+ * own option verify_asan_link_order=0 lets it start second; it goes first
+ * in ASAN_OPTIONS, so a user's own setting of it still wins.
  */
 #include "run_env.h"
 
@@ -85,9 +91,20 @@ too_long:
     return -1;
 }
 
+static int run_env_asan(char *err, size_t errlen)
+{
+    char value[RUN_ENV_MAX];
+    if (run_env_prepend(value, sizeof value, "verify_asan_link_order=0", getenv("ASAN_OPTIONS")) < 0) {
+        snprintf(err, errlen, "ASAN_OPTIONS would be too long — shorten it");
+        return -1;
+    }
+    return run_env_put("ASAN_OPTIONS", value, err, errlen);
+}
+
 int run_env_set(const char *lib, const char *options, char *err, size_t errlen)
 {
-    if (run_env_preload(lib, err, errlen) != 0 || run_env_java(lib, options, err, errlen) != 0)
+    if (run_env_preload(lib, err, errlen) != 0 || run_env_java(lib, options, err, errlen) != 0 ||
+        run_env_asan(err, errlen) != 0)
         return -1;
     return run_env_put("WASP_OPTIONS", options, err, errlen);
 }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 /* Sets LD_PRELOAD (and LD_LIBRARY_PATH when lib's path needs it),
- * JAVA_TOOL_OPTIONS and WASP_OPTIONS for lib (an absolute path) and
+ * JAVA_TOOL_OPTIONS, ASAN_OPTIONS (ASan lets libwasp.so load first) and WASP_OPTIONS for lib (an absolute path) and
  * options (escaped key=value,...). 0, or -1 with a message naming the fix. */
 int run_env_set(const char *lib, const char *options, char *err, size_t errlen);
 

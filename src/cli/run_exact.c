@@ -6,7 +6,8 @@
  * must name one folder holding both) following every exec'd child, then
  * converts each process's raw file (DIR/.exact/<pid>.raw) into standard
  * profiles (exact_convert.c). Refuses what it cannot do before starting
- * anything: a bad --exact-limit, a missing valgrind.
+ * anything: a bad --exact-limit, a missing valgrind, a program built with a
+ * sanitizer that cannot run under Valgrind (run_check.c).
  *
  * Any process may be a JVM (a "java" the command is or starts): every run
  * gets Valgrind's check of generated code (a JIT writes code into memory
@@ -27,6 +28,7 @@
 #include <unistd.h>
 #include "exact_convert.h"
 #include "run.h"
+#include "run_check.h"
 #include "run_env.h"
 
 #define EXACT_MAX_ARGS 16
@@ -189,6 +191,13 @@ int run_exact(const wasp_options *o, const char *dir, char **command, const char
         return 2;
     if (!on_path("valgrind"))
         return exact_error("valgrind is not installed", "install the Debian package valgrind (apt-get install valgrind)");
+    const run_sanitizer *san = run_check_sanitizer(command[0]);
+    if (san) {
+        fprintf(stderr, "[wasp] ERROR %s is built with %s: %s (the exact mode's engine) — profile it "
+                "sampled (wasp run without --exact) or build it without -fsanitize\n",
+                command[0], san->name, san->why);
+        return 2;
+    }
     if (make_dirs(dir, raw, sizeof(raw)) < 0)
         return exact_error("cannot create the run directory", strerror(errno));
     char **argv = tool_argv(o, dir, command, limit ? limit_opt : NULL, opt);
