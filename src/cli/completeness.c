@@ -43,8 +43,9 @@ static int comp_record(comp_process *pr, char *line, unsigned long n)
     uint64_t v;
     if (arg) *arg++ = '\0';
     if (n == 1) return strcmp(line, MANIFEST_MAGIC) || !arg || strcmp(arg, "1") ? -1 : 0;
-    if (!strcmp(line, "exit")) {
+    if (!strcmp(line, "exit") || !strcmp(line, "ended")) {
         pr->exited = 1;
+        pr->ended += line[1] == 'n';
         return arg ? -1 : 0;
     }
     if (!arg) return -1;
@@ -52,7 +53,7 @@ static int comp_record(comp_process *pr, char *line, unsigned long n)
     if (reason) *reason++ = '\0';
     if (num_parse_u64(arg, &v) != NUM_OK || v > INT64_MAX) return -1;
     if (!strcmp(line, "pid") && n == 2) pr->pid = (int64_t)v;
-    else if (!strcmp(line, "image")) pr->exited = 0;
+    else if (!strcmp(line, "image")) pr->exited = pr->ended = 0;
     else if (!strcmp(line, "start")) pr->started++;
     else if (!strcmp(line, "wrote")) pr->wrote++;
     else if (!strcmp(line, "lost") && reason) pr->lost[comp_reason_of(reason)]++;
@@ -210,6 +211,13 @@ uint64_t completeness_missing(completeness *c, int64_t only_pid, char *msg, size
 uint64_t completeness_processes(const completeness *c)
 {
     return c->nprocs;
+}
+
+uint64_t completeness_ended(const completeness *c)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < c->nprocs; i++) n += c->procs[i].ended != 0;
+    return n;
 }
 
 void completeness_free(completeness *c)

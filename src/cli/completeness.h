@@ -20,6 +20,7 @@ typedef struct comp_process {
     uint64_t started, wrote, found;
     uint64_t lost[COMP_NREASONS];
     int exited;         /* its last image wrote the exit record */
+    int ended;          /* of which "ended": its guardian wrote after it (no exit handlers) */
 } comp_process;
 
 typedef struct completeness {
@@ -45,6 +46,10 @@ uint64_t completeness_missing(completeness *c, int64_t only_pid, char *msg, size
 /* The processes with a manifest but no profile found, and what their
  * manifests say: for `wasp run` when a run left nothing. */
 uint64_t completeness_processes(const completeness *c);
+
+/* Processes whose last image ended without its exit handlers, their
+ * profiles written after them by their guardian (manifest "ended"). */
+uint64_t completeness_ended(const completeness *c);
 
 /* The pid named by the directory of path (DIR/<pid>/NAME), or -1. */
 int64_t completeness_pid_of(const char *path);

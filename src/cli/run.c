@@ -16,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include "guardian.h"
 #include "options.h"
 #include "perf.h"
 #include "run_check.h"
@@ -192,6 +195,8 @@ int run_find_library(char *out, size_t len)
     return -1;
 }
 
+#define RUN_GUARDIAN_WAIT_S 65   /* a guardian's own alarm ends its write at 60 s */
+
 static volatile pid_t running_child;
 
 /* `timeout 60 wasp run -- server` or a service manager stops wasp: pass it
@@ -207,18 +212,69 @@ static void forward_signal(int sig)
 int run_wait(pid_t child)
 {
     int status;
+    pid_t pid;
     /* Like a shell: the terminal's ^C goes to the child; we wait for it. */
     signal(SIGINT, SIG_IGN);
     signal(SIGQUIT, SIG_IGN);
     running_child = child;
     signal(SIGTERM, forward_signal);
     signal(SIGHUP, forward_signal);
-    while (waitpid(child, &status, 0) < 0)
-        if (errno != EINTR)
+    /* Any child: as the run's subreaper we also reap the orphans handed to
+     * us meanwhile (guardians that wrote for their ended process, daemons
+     * that ended), or thousands of short processes would leave zombies. */
+    while ((pid = waitpid(-1, &status, __WALL)) != child)
+        if (pid < 0 && errno != EINTR)
             return 1;
     if (WIFSIGNALED(status))
         return 128 + WTERMSIG(status);
     return WEXITSTATUS(status);
+}
+
+/* Whether pid, a child of ours, is a guardian (guardian.h). */
+static int is_guardian(pid_t pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int ok = fgets(comm, sizeof comm, f) != NULL;
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    return ok && strcmp(comm, GUARDIAN_NAME) == 0;
+}
+
+/* One guardian child still alive, or 0. */
+static pid_t a_live_guardian(void)
+{
+    char path[64];
+    pid_t found = 0;
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int pid;
+    while (!found && fscanf(f, "%d", &pid) == 1)
+        if (is_guardian(pid))
+            found = pid;
+    fclose(f);
+    return found;
+}
+
+/* The program has ended; a process of it that ended without its exit
+ * handlers has its guardian writing its profiles (it was handed to us, the
+ * subreaper, when its process ended): the report must wait for them. A
+ * guardian's write is cut by its own alarm; this wait by a deadline too. */
+static void wait_for_guardians(void)
+{
+    struct timespec pause = { 0, 10 * 1000 * 1000 };
+    for (int i = 0; i < RUN_GUARDIAN_WAIT_S * 100; i++) {
+        pid_t g = a_live_guardian();
+        if (!g)
+            return;
+        if (waitpid(g, NULL, WNOHANG | __WALL) == 0)
+            nanosleep(&pause, NULL);
+    }
 }
 
 /* Breakpoints that open but never trap (some hypervisors) would give a run
@@ -332,6 +388,7 @@ int run_main(int argc, char **argv)
                 "so only dynamically linked programs it starts are profiled — link it dynamically "
                 "to profile it, or use wasp run --exact (every access, under Valgrind: no preload)\n", exe);
     size_t before = run_check_count_profiles(a.dir);
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t child = fork();
     if (child < 0) {
         fprintf(stderr, "[wasp] ERROR cannot fork: %s\n", strerror(errno));
@@ -344,6 +401,7 @@ int run_main(int argc, char **argv)
         _exit(127);
     }
     rc = run_wait(child);
+    wait_for_guardians();
     run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
     return rc;
 }

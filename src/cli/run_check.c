@@ -179,8 +179,8 @@ int run_check_dir(const char *dir, char *err, size_t errlen)
 /* Walks dir as the report will (no links followed); counts its profiles
  * (*ckpts: of which checkpoints), and when msg is given, says what its
  * manifests find missing. */
-static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, size_t *ckpts,
-                             char *msg, size_t len)
+static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, uint64_t *ended,
+                             size_t *ckpts, char *msg, size_t len)
 {
     report_paths ps = { 0 };
     completeness c = { 0 };
@@ -193,6 +193,7 @@ static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs
         }
         if (msg) *missing = completeness_missing(&c, -1, msg, len);
         if (procs) *procs = completeness_processes(&c);
+        if (ended) *ended = completeness_ended(&c);
     }
     report_walk_free(&ps);
     completeness_free(&c);
@@ -201,15 +202,19 @@ static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs
 
 size_t run_check_count_profiles(const char *dir)
 {
-    return run_check_walk(dir, NULL, NULL, NULL, NULL, 0);
+    return run_check_walk(dir, NULL, NULL, NULL, NULL, NULL, 0);
 }
 
 void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd)
 {
     char msg[512] = "";
-    uint64_t missing = 0, procs = 0;
+    uint64_t missing = 0, procs = 0, ended = 0;
     size_t ckpts = 0;
-    size_t n = run_check_walk(dir, &missing, &procs, &ckpts, msg, sizeof msg);
+    size_t n = run_check_walk(dir, &missing, &procs, &ended, &ckpts, msg, sizeof msg);
+    if (ended)
+        fprintf(stderr, "[wasp] INFO %" PRIu64 " process%s ended without running exit handlers "
+                "(SIGKILL, a crash, or a raw exit as Go programs make): wasp's guardian wrote "
+                "the profiles after %s\n", ended, ended == 1 ? "" : "es", ended == 1 ? "it" : "them");
     if (ckpts)
         fprintf(stderr, "[wasp] WARN %zu thread%s left only a checkpoint: the program did not end "
                 "normally (killed or crashed?); wasp report shows the data up to the last one (--flush)\n",

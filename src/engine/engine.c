@@ -20,6 +20,7 @@
 #include "checkpoint.h"
 #include "decode.h"
 #include "handler.h"
+#include "guardian.h"
 #include "manifest.h"
 #include "perf.h"
 #include "pmu_events.h"
@@ -113,6 +114,7 @@ int engine_init(const wasp_options *o, const engine_frontend *fe, char *err, siz
         return -1;
     }
     engine.pid = getpid();
+    engine.env.pid = engine.pid;
     engine.active = 1;
     return 0;
 }
@@ -549,14 +551,10 @@ void engine_thread_release(thread_state *t)
     thread_free(t);
 }
 
-void engine_shutdown(void)
+/* Under the registry lock: every thread's events stopped and, once its
+ * handler is out, its profile written. */
+static void write_all_locked(void)
 {
-    if (!__atomic_exchange_n(&engine.active, 0, __ATOMIC_ACQ_REL))
-        return;
-    /* A checkpoint under way finishes its thread first: no checkpoint is
-     * published after the final profile it would stand beside. */
-    checkpoint_stop();
-    pthread_mutex_lock(&engine.lock);
     /* Disable, do not close: a thread still in its handler may issue one
      * more ioctl on these fds, which must not land on a reused number. */
     for (registry_entry *e = engine.threads; e; e = e->next) {
@@ -574,8 +572,58 @@ void engine_shutdown(void)
         if (stop_handler(e->t) == 0)
             write_profile(e->t);
     }
+}
+
+void engine_shutdown(void)
+{
+    if (!__atomic_exchange_n(&engine.active, 0, __ATOMIC_ACQ_REL))
+        return;
+    /* A checkpoint under way finishes its thread first: no checkpoint is
+     * published after the final profile it would stand beside. */
+    checkpoint_stop();
+    pthread_mutex_lock(&engine.lock);
+    write_all_locked();
     manifest_exited();
     pthread_mutex_unlock(&engine.lock);
+}
+
+/* In the guardian, the process gone (guardian.c): its descriptors name
+ * nothing here, and its threads are dead, so none is waited for. One may
+ * have died holding the registry lock, in the middle of nothing that
+ * matters to the list (registry_add and registry_remove link and unlink in
+ * one store each): the lock is waited for a while, then done without. A
+ * thread that died while its handler changed its tables (tables_busy) is
+ * left to its last checkpoint: they may be half-updated. */
+static void write_after_end(void)
+{
+    struct timespec until;
+    if (!__atomic_exchange_n(&engine.active, 0, __ATOMIC_ACQ_REL))
+        return;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    int locked = pthread_mutex_timedlock(&engine.lock, &until) == 0;
+    for (registry_entry *e = engine.threads; e; e = e->next) {
+        thread_state *t = e->t;
+        t->sampler_fd = -1;
+        for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
+            t->bp_fd[i] = -1;
+        if (!t->tables_busy)
+            write_profile(t);
+    }
+    manifest_ended();
+    if (locked)
+        pthread_mutex_unlock(&engine.lock);
+}
+
+void engine_guard(void)
+{
+    if (engine_owns_process())
+        guardian_start(write_after_end);
+}
+
+void engine_unguard(void)
+{
+    guardian_stop();
 }
 
 thread_state *engine_after_fork_child(void *thread_data)
@@ -596,6 +644,7 @@ thread_state *engine_after_fork_child(void *thread_data)
     engine.threads = NULL;
     engine.fds_held = 0;
     engine.pid = getpid();
+    engine.env.pid = engine.pid;
     pthread_mutex_init(&engine.lock, NULL);
     thread_after_fork_child();
     checkpoint_after_fork_child();

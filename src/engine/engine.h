@@ -124,6 +124,16 @@ void engine_thread_end(thread_state *t);
  * (a new directory) in the same process. */
 void engine_shutdown(void);
 
+/* Normal context, once per process (after fork, in the child too): starts
+ * the process's guardian (guardian.h), which writes what engine_shutdown
+ * would have, should the process end without it: a raw exit_group (Go),
+ * SIGKILL. Only for front ends that name frames without the runtime alive
+ * (native: a JVM's names need JVMTI). */
+void engine_guard(void);
+
+/* Before an exec, after the final write: the guardian stops (guardian_stop). */
+void engine_unguard(void);
+
 /* After engine_shutdown, from any thread: close the events of a thread
  * that lives on and free its state (its profile is written already). The
  * caller owns t: its thread must not call engine_thread_end on it too. */

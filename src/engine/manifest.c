@@ -84,3 +84,8 @@ void manifest_exited(void)
 {
     manifest_append("exit\n", 5);
 }
+
+void manifest_ended(void)
+{
+    manifest_append("ended\n", 6);
+}

@@ -30,5 +30,8 @@ void manifest_started(int tid);
 void manifest_wrote(int tid);
 void manifest_lost(int tid, const char *reason);
 void manifest_exited(void);
+/* The process ended without its exit handlers; its guardian wrote what it
+ * could after it (guardian.h). */
+void manifest_ended(void);
 
 #endif

@@ -83,6 +83,16 @@ static int overlaps_armed(const thread_state *t, uint64_t addr, uint32_t len)
     return 0;
 }
 
+/* Around each change of the thread's tables: a guardian reads them only
+ * after the thread is dead (guardian.h), so program order in this thread is
+ * all it needs; the fence keeps the compiler from moving the change out. */
+static void tables_busy(thread_state *t, int busy)
+{
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    t->tables_busy = busy;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 /* C1 or C2: the calling context of the access, interned in the thread's tree. */
 static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t pc)
 {
@@ -92,7 +102,9 @@ static uint32_t capture_context(thread_state *t, const ucontext_t *uc, uint64_t 
         t->drops[DROP_UNWIND_FAILED]++;
         return 0;
     }
+    tables_busy(t, 1);
     uint32_t ctx = cct_intern(&t->contexts, frames, n);
+    tables_busy(t, 0);
     if (!ctx)
         t->drops[DROP_TABLE_FULL]++;
     return ctx;
@@ -487,7 +499,10 @@ static void record_pair(thread_state *t, const ucontext_t *uc, watch_slot *s, co
     if (!ctx)
         return;
     double w = s->weight >= 1 ? s->weight : 1, r = w * s->rate * RATE_SCALE, b = r * (s->span ? s->span : 1);
-    if (pairs_add(&t->pairs, s->ctx, ctx, weigh(d->bytes, b), weigh(d->wasteful, b), weigh(d->approx, b)) < 0) {
+    tables_busy(t, 1);
+    int full = pairs_add(&t->pairs, s->ctx, ctx, weigh(d->bytes, b), weigh(d->wasteful, b), weigh(d->approx, b)) < 0;
+    tables_busy(t, 0);
+    if (full) {
         t->drops[DROP_TABLE_FULL]++;
         return;
     }

@@ -281,7 +281,7 @@ static int build(builder *b, const profile_build_env *env, uint64_t checkpoint_m
     snprintf(p->mode, sizeof(p->mode), "%s", options_mode_name(o->mode));
     snprintf(p->sampler, sizeof(p->sampler), "%s", sampler_name);
     snprintf(p->watch_check, sizeof(p->watch_check), "%s", env->watch_check);
-    p->pid = getpid();
+    p->pid = env->pid;
     p->tid = t->tid;
     p->thread_name = thread_name(t);
     p->command = read_command_line();

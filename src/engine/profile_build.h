@@ -16,6 +16,7 @@ typedef struct profile_build_env {
     const char *sampler_name;
     const char *watch_check;    /* the process's self-test result */
     const char *dir;            /* the pid directory */
+    int pid;                    /* the process's (a guardian writes for it: guardian.h) */
 } profile_build_env;
 
 /* The name of a thread's profile in its pid directory: <tid>-<seq>.wasp

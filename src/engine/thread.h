@@ -80,6 +80,8 @@ struct thread_state {
     uint64_t epoch;            /* engine epoch the armed watches belong to */
     uint64_t stack_lo, stack_hi;  /* the thread's stack, for stack=exclude; 0 if unknown */
     int in_handler;            /* set by the handler while it runs (seq_cst, see handler.c) */
+    int tables_busy;           /* set while the handler changes contexts or pairs: a thread
+                                * that died with it set has tables a guardian must not read */
     int sample_owed;           /* a sampler signal came due while the last handler ran (handler.c) */
     int closing;               /* set by the writer: handlers become no-ops */
     int pausing;               /* set by the checkpoint thread while it copies the tables */

@@ -84,8 +84,10 @@ static void on_fork_child(void)
      * and exits need one of their own. */
     native_symbols_after_fork_child();
     pthread_setspecific(thread_key, engine_after_fork_child(NULL));
-    if (engine_active())
+    if (engine_active()) {
         writer_start();
+        engine_guard();
+    }
 }
 
 /* How long an exit waits for its profiles. exit() runs in normal context
@@ -107,6 +109,8 @@ static void on_exit_write_all(void)
 void native_write_before_exec(void)
 {
     on_exit_write_all();
+    if (profiling_natively)
+        engine_unguard();
 }
 
 static void say(const char *text)
@@ -166,4 +170,5 @@ __attribute__((constructor)) static void preload_start(void)
         stop_signals_start();
     begin_this_thread();
     engine_checkpoints_start();
+    engine_guard();
 }

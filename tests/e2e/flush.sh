@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # tests/e2e/flush.sh - checkpoints (--flush, docs/testing.md): a program
-# killed with SIGKILL or crashed by SIGSEGV leaves, in its run directory,
-# checkpoints that `wasp report` reads as they are; a program that ends
-# normally leaves each thread counted once and no checkpoint.
+# killed with SIGKILL together with its guardian (as the OOM killer kills
+# every process on the same memory) leaves, in its run directory,
+# checkpoints that `wasp report` reads as they are; one that crashes leaves
+# final profiles its guardian wrote after it; a program that ends normally
+# leaves each thread counted once and no checkpoint.
 #
 # Cases (run side by side: each lasts ~25 s of wall-clock time):
-#   native_kill, java_kill_JDK  busy threads, --flush 5s, SIGKILL at 25 s:
+#   native_kill, java_kill_JDK  busy threads, --flush 5s, SIGKILL at 25 s
+#       (a native process's guardian first; a JVM has none):
 #       every busy thread's checkpoint holds >= 60% of the CPU time the
 #       thread had used (samples x interval; the program writes each busy
 #       thread's CPU clock to a file every second: 15 of 25 s, as a share,
@@ -13,8 +16,9 @@
 #       and reaches >= 15 s into the thread; the report exits 0 with no
 #       error and says the threads are from checkpoints.
 #   native_segv  busy threads, the main thread segfaults at 12 s (default
-#       action), having written their CPU time just before: the same, with
-#       >= 50% and >= 7 s.
+#       action), having written their CPU time just before: its guardian
+#       writes the final profiles, which hold >= 80% of that time and reach
+#       >= 7 s; no checkpoint is left.
 #   native_exit, java_exit_JDK  --flush 1s, normal end: no checkpoint
 #       left, the report's threads and samples equal the final profiles'.
 #   fork_loop  --flush 1s while main forks child after child (no exec) and
@@ -102,32 +106,44 @@ kill_at() {
           sleep 0.1
       done
       sleep "$((at - 1))"
+      pkill -KILL -P "$pid" -x wasp-guardian
       kill -KILL "$pid" ) &
 }
 
-# judge_partial NAME WANT_RC tid|thread RATIO SAMPLING_MS (flush_check.py)
+# judge_partial NAME WANT_RC partial|guarded tid|thread RATIO SAMPLING_MS
+# (flush_check.py): partial, a killed process's threads left checkpoints,
+# and wasp run and the report say so; guarded, its guardian wrote their
+# final profiles, and neither speaks of checkpoints or a missing profile.
 judge_partial() {
-    local name=$1 want=$2 msg rc
+    local name=$1 want=$2 kind=$3 msg rc said
     rc=$(cat "$TMP/$name.rc" 2>/dev/null)
     if [ "$rc" != "$want" ]; then
         fail "$name" "wasp run exited ${rc:-?}, expected $want: $(tail -n 1 "$TMP/$name.err")"
         return
     fi
-    if ! grep -q "threads\? left only a checkpoint: the program did not end" "$TMP/$name.err"; then
+    said=$(grep -c "threads\? left only a checkpoint: the program did not end" "$TMP/$name.err")
+    if [ "$kind" = partial ] && [ "$said" = 0 ]; then
         fail "$name" "wasp run does not say the threads left only checkpoints"
+        return
+    elif [ "$kind" = guarded ] && grep -q "checkpoint\|incomplete" "$TMP/$name.err"; then
+        fail "$name" "wasp run speaks of: $(grep -m1 "checkpoint\|incomplete" "$TMP/$name.err")"
         return
     fi
     "$WASP" report "$TMP/$name" >"$TMP/$name.txt" 2>"$TMP/$name.rerr"
     rc=$?
-    if [ $rc != 0 ] || grep -q ERROR "$TMP/$name.rerr"; then
-        fail "$name" "wasp report exited $rc: $(grep -m1 ERROR "$TMP/$name.rerr")"
+    if [ $rc != 0 ] || grep -q "ERROR\|incomplete" "$TMP/$name.rerr"; then
+        fail "$name" "wasp report exited $rc: $(grep -m1 "ERROR\|incomplete" "$TMP/$name.rerr")"
         return
     fi
-    if ! grep -q "threads from checkpoints (the program did not end" "$TMP/$name.txt"; then
+    said=$(grep -c "threads from checkpoints (the program did not end" "$TMP/$name.txt")
+    if [ "$kind" = partial ] && [ "$said" = 0 ]; then
         fail "$name" "the report does not say its threads are from checkpoints"
         return
+    elif [ "$kind" = guarded ] && [ "$said" != 0 ]; then
+        fail "$name" "the report says its threads are from checkpoints"
+        return
     fi
-    if msg=$(python3 "$CHECK" partial "$TMP/$name" "$TMP/$name.cpu" "$3" "$4" "$5"); then
+    if msg=$(python3 "$CHECK" "$kind" "$TMP/$name" "$TMP/$name.cpu" "$4" "$5" "$6"); then
         ok "$name" "$msg"
     else
         fail "$name" "$msg"
@@ -198,11 +214,11 @@ echo "# programs done after $SECONDS s"
 
 # --- judge -------------------------------------------------------------------
 
-judge_partial native_kill 137 tid 0.6 15000
-judge_partial native_segv 139 tid 0.5 7000
+judge_partial native_kill 137 partial tid 0.6 15000
+judge_partial native_segv 139 guarded tid 0.8 7000
 judge_final native_exit
 for v in $JAVA_CASES; do
-    judge_partial "java_kill_$v" 137 thread 0.6 15000
+    judge_partial "java_kill_$v" 137 partial thread 0.6 15000
     judge_final "java_exit_$v"
 done
 forks=$(sed -n 's/^flush_busy: \([0-9]*\) forks$/\1/p' "$TMP/fork_loop.out")

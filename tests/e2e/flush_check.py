@@ -11,6 +11,10 @@ Usage:
       the CPU time the file says (samples x interval vs the thread's own CPU
       clock), no more than 115% of it (counted twice?), and reach at least
       MIN_SAMPLING_MS from the thread's start.
+  flush_check.py guarded RUN_DIR CPU_FILE tid|thread MIN_RATIO MIN_SAMPLING_MS
+      The process crashed, and its guardian (a process sharing its memory)
+      wrote its final profiles after it: the same, with each busy thread's
+      final profile in place of the checkpoint, and no checkpoint left.
   flush_check.py final RUN_DIR REPORT_JSON
       The process ended normally: no checkpoint is left, every thread is
       counted once (the report's threads and samples equal those of the
@@ -49,7 +53,7 @@ def fail(msg):
     sys.exit(1)
 
 
-def check_partial(run_dir, cpu_file, key, min_ratio, min_sampling_ms):
+def check_partial(run_dir, cpu_file, key, min_ratio, min_sampling_ms, guarded=False):
     cpu = {}
     with open(cpu_file) as f:
         for line in f:
@@ -58,14 +62,17 @@ def check_partial(run_dir, cpu_file, key, min_ratio, min_sampling_ms):
     if not cpu:
         fail("%s lists no busy thread" % cpu_file)
     ckpts = {}
-    for path in profiles(run_dir, ".checkpoint"):
+    held, other = (".wasp", ".checkpoint") if guarded else (".checkpoint", ".wasp")
+    for path in profiles(run_dir, held):
         head, stats = read_profile(path)
-        if not stats.get("checkpoint_at_ms"):
+        if not guarded and not stats.get("checkpoint_at_ms"):
             fail("%s: no checkpoint_at_ms stat" % path)
         ckpts[head[key]] = (head, stats)
-    finals = profiles(run_dir, ".wasp")
-    if finals:
-        fail("final profiles of a process that did not end: %s" % ", ".join(finals))
+    left = profiles(run_dir, other)
+    if left:
+        fail("%s of a process that %s: %s" % (
+            "checkpoints left beside the final profiles" if guarded else "final profiles",
+            "its guardian wrote for" if guarded else "did not end", ", ".join(left)))
     worst = None
     for name, ns in sorted(cpu.items()):
         if name not in ckpts:
@@ -117,6 +124,8 @@ def main():
     a = sys.argv[1:]
     if a and a[0] == "partial" and len(a) == 6 and a[3] in ("tid", "thread"):
         check_partial(a[1], a[2], a[3], float(a[4]), int(a[5]))
+    elif a and a[0] == "guarded" and len(a) == 6:
+        check_partial(a[1], a[2], a[3], float(a[4]), int(a[5]), guarded=True)
     elif a and a[0] == "final" and len(a) == 3:
         check_final(a[1], a[2])
     else:
