@@ -16,6 +16,7 @@ static void clean(void)
     unsetenv("LD_LIBRARY_PATH");
     unsetenv("JAVA_TOOL_OPTIONS");
     unsetenv("WASP_OPTIONS");
+    unsetenv("ASAN_OPTIONS");
 }
 
 TEST(plain_path_goes_as_it_is)
@@ -51,11 +52,25 @@ TEST(quotes_pick_the_other_kind_or_are_refused)
     CHECK(strstr(err, "':' or ';'") != NULL);
 }
 
+/* An ASan runtime loaded after libwasp.so would end the program at its
+ * start; the user's own options come after wasp's, so theirs win. */
+TEST(asan_is_told_it_may_load_second)
+{
+    clean();
+    CHECK_EQ_U(run_env_set("/w/lib/libwasp.so", "dir=o", err, sizeof err), 0);
+    CHECK_STR(getenv("ASAN_OPTIONS"), "verify_asan_link_order=0");
+    clean();
+    setenv("ASAN_OPTIONS", "detect_leaks=0:verify_asan_link_order=1", 1);
+    CHECK_EQ_U(run_env_set("/w/lib/libwasp.so", "dir=o", err, sizeof err), 0);
+    CHECK_STR(getenv("ASAN_OPTIONS"), "verify_asan_link_order=0:detect_leaks=0:verify_asan_link_order=1");
+}
+
 int main(void)
 {
     RUN(plain_path_goes_as_it_is);
     RUN(a_space_goes_through_the_library_path_and_quotes);
     RUN(quotes_pick_the_other_kind_or_are_refused);
+    RUN(asan_is_told_it_may_load_second);
     clean();
     return HARNESS_EXIT();
 }
