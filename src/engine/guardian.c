@@ -150,7 +150,7 @@ static void *write_thread(void *unused)
 
 /* The process has ended: the monitor first, then the writer (whose start
  * needs malloc, whose lock a dead thread may hold). */
-static void write_after_end(void)
+static void write_when_ended(void)
 {
     if (!engine_active())
         return;   /* the process wrote its profiles itself */
@@ -169,7 +169,7 @@ static int guardian_main(void *unused)
         raw_syscall(SYS_prctl, PR_SET_NAME, (long)GUARDIAN_NAME, 0, 0, 0);
         if (wait_for_end()) {
             raw_syscall(SYS_close, guard.pidfd, 0, 0, 0, 0);
-            write_after_end();
+            write_when_ended();
         }
     }
     raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0);
