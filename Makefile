@@ -127,7 +127,8 @@ fuzz: all $(FUZZ_BIN)
 unit: all $(UNIT_BIN)
 	@tests/unit/run $(UNIT_BIN)
 
-e2e: all guest-deps
+# fuzz-deps: clang-14 and its sanitizer runtimes, for the MemorySanitizer case.
+e2e: all guest-deps fuzz-deps
 	@tests/e2e/run
 
 # Every suite, one closing line: tests/run-all.
