@@ -45,7 +45,7 @@ static int comp_record(comp_process *pr, char *line, unsigned long n)
     if (n == 1) return strcmp(line, MANIFEST_MAGIC) || !arg || strcmp(arg, "1") ? -1 : 0;
     if (!strcmp(line, "exit") || !strcmp(line, "ended")) {
         pr->exited = 1;
-        pr->ended += line[1] == 'n';
+        pr->ended = !strcmp(line, "ended");
         return arg ? -1 : 0;
     }
     if (!arg) return -1;

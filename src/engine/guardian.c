@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -84,11 +85,18 @@ static void raw_set_mask(uint64_t mask)
     raw_syscall(SYS_rt_sigprocmask, SIG_SETMASK, (long)&mask, 0, sizeof(mask), 0);
 }
 
-static int close_all_but(int keep)
+/* close_range came with Linux 5.9 (pidfd_open with 5.3): before it, one
+ * close per descriptor up to the soft limit. */
+static void close_all_but(int keep)
 {
-    if (keep > 0 && raw_syscall(SYS_close_range, 0, keep - 1, 0, 0, 0) < 0)
-        return -1;
-    return raw_syscall(SYS_close_range, (long)keep + 1, (long)~0u, 0, 0, 0) < 0 ? -1 : 0;
+    if ((keep == 0 || raw_syscall(SYS_close_range, 0, keep - 1, 0, 0, 0) == 0) &&
+        raw_syscall(SYS_close_range, (long)keep + 1, (long)~0u, 0, 0, 0) == 0)
+        return;
+    struct rlimit lim = { 0, 0 };
+    raw_syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&lim, 0);
+    for (long fd = 0; fd < (long)lim.rlim_cur && fd < (1l << 20); fd++)
+        if (fd != keep)
+            raw_syscall(SYS_close, fd, 0, 0, 0, 0);
 }
 
 /* 1 when the process has ended, 0 when it exec'd (or the pidfd failed). */
@@ -165,12 +173,11 @@ static int guardian_main(void *unused)
 {
     (void)unused;
     raw_set_mask(~0ull);
-    if (close_all_but(guard.pidfd) == 0) {
-        raw_syscall(SYS_prctl, PR_SET_NAME, (long)GUARDIAN_NAME, 0, 0, 0);
-        if (wait_for_end()) {
-            raw_syscall(SYS_close, guard.pidfd, 0, 0, 0, 0);
-            write_when_ended();
-        }
+    close_all_but(guard.pidfd);
+    raw_syscall(SYS_prctl, PR_SET_NAME, (long)GUARDIAN_NAME, 0, 0, 0);
+    if (wait_for_end()) {
+        raw_syscall(SYS_close, guard.pidfd, 0, 0, 0, 0);
+        write_when_ended();
     }
     raw_syscall(SYS_exit_group, 0, 0, 0, 0, 0);
     return 0;
