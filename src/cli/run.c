@@ -195,7 +195,7 @@ int run_find_library(char *out, size_t len)
     return -1;
 }
 
-#define RUN_GUARDIAN_WAIT_S 65   /* a guardian's own alarm ends its write at 60 s */
+#define RUN_GUARDIAN_WAIT_S 65   /* a guardian's monitor ends its write by 60 s */
 
 static volatile pid_t running_child;
 
@@ -264,7 +264,8 @@ static pid_t a_live_guardian(void)
 /* The program has ended; a process of it that ended without its exit
  * handlers has its guardian writing its profiles (it was handed to us, the
  * subreaper, when its process ended): the report must wait for them. A
- * guardian's write is cut by its own alarm; this wait by a deadline too. */
+ * guardian's monitor cuts its write (3 s without progress, 60 s in all);
+ * this wait has a deadline too. */
 static void wait_for_guardians(void)
 {
     struct timespec pause = { 0, 10 * 1000 * 1000 };
