@@ -16,8 +16,8 @@
  * When the process has ended, nothing else runs on this memory, so libc is
  * the guardian's to use, from a thread of its own: libc knows the guardian
  * by the TLS of a thread that is gone (whose id the kernel zeroed as it
- * ended), and its read-write locks then refuse every reader as a deadlock
- * (libdw spun on them for ever); so the write runs in a thread libc made
+ * ended), and libdw, writing from there, spun for ever in
+ * pthread_rwlock_tryrdlock; so the write runs in a thread libc made
  * (engine_spawn_thread: the real pthread_create, unprofiled), and the
  * guardian's first task leaves. Nothing is started when the process wrote
  * its profiles itself. A thread may have died holding a lock (malloc's,
