@@ -8,7 +8,9 @@
  * a run shorter than the --flush period). The guardian is a child made
  * with clone(CLONE_VM) and no CLONE_THREAD: it is not in the program's
  * thread group, so it outlives it and keeps its memory, where every
- * thread's tables still are. Normal context only.
+ * thread's tables still are. guardian_start runs in normal context or in
+ * an atfork child handler; guardian_stop is async-signal-safe (kill and
+ * waitpid), since a program may exec from a signal handler.
  */
 #ifndef WASP_GUARDIAN_H
 #define WASP_GUARDIAN_H
