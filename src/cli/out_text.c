@@ -174,6 +174,22 @@ static void text_budget(FILE *f, const merge_model *m)
     }
 }
 
+/* Samples in code whose function bounds neither an unwind table nor a
+ * symbol table gives can take only the instruction at their pc, rarely an
+ * access (the timer lands after the one that took the time): the report
+ * would otherwise read as if that code did few accesses. */
+static void text_unplaced(FILE *f, const merge_model *m)
+{
+    uint64_t samples = merge_stat_value(m, "samples"), unplaced = merge_stat_value(m, "unplaced");
+    if (samples && unplaced * 10 >= samples)
+        fprintf(f, "  note: %.0f%% of the samples landed in code wasp could not place (no unwind table\n"
+                "        and no symbol table names its functions: a stripped binary built without\n"
+                "        unwind tables, or generated code); they could take only the instruction at\n"
+                "        their pc, so that code's accesses are mostly missing from this report.\n"
+                "        Keep the symbol table (do not strip) or build with unwind tables.\n",
+                100.0 * (double)unplaced / (double)samples);
+}
+
 /* Below this many counted pairs the 95% interval is wider than about ±10
  * points, and the report says what to do about it. */
 #define TEXT_FEW_PAIRS 100
@@ -289,6 +305,7 @@ static void text_header(FILE *f, const merge_model *m)
                 "        stands for all of them: run longer or repeat the run before trusting either.\n",
                 m->heaviest + 1, found, 100.0 * m->heaviest_share, 100.0 * m->fraction_without_heaviest);
     }
+    text_unplaced(f, m);
     if (m->count < TEXT_FEW_PAIRS)
         fprintf(f, "  note: only %" PRIu64 " pairs counted: for a closer estimate run longer or\n"
                 "        sample more often (--interval 1ms, or 500us for short programs).\n", m->count);

@@ -60,6 +60,8 @@ typedef struct mem_access {
                                   control fell through to the pc (locate.c decides) */
     uint8_t loop : 1;          /* drawn from a region that starts at a loop head: the access
                                   runs again on the loop's next pass (monitor.c may take that run) */
+    uint8_t unplaced : 1;      /* with DROP_NO_BOUNDARY: nothing names the code at the pc (no
+                                  unwind or symbol table; engine.h, bounds) */
 } mem_access;
 
 #endif

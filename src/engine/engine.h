@@ -54,7 +54,10 @@ typedef struct engine_frontend {
      * safepoint polls, flags), not program data. */
     int r15_is_thread;
     /* Signal context. Bounds of the code containing the interrupted pc, used
-     * as a known instruction boundary for decoding. Returns 0 or -1. */
+     * as a known instruction boundary for decoding. Returns 0; -1 where
+     * nothing known to the front end names the code (the report counts
+     * such samples: unplaced); -2 where it is known but not decoded
+     * (a JVM's interpreter). */
     int (*bounds)(const ucontext_t *uc, code_bounds *out);
     /* Signal context. The calling context of the interrupted code, leaf first;
      * frame 0 must name leaf_pc (the accessing instruction). Returns the

@@ -69,7 +69,10 @@ enum drop_reason locate_sampled_access(const engine_frontend *fe, const ucontext
 
     if (decode_access_sampled_cached(rip, want, draw, uc, out, &r))
         return r;
-    if (fe->bounds(uc, &b) < 0 || !(b.start <= rip && rip <= b.end))
+    int known = fe->bounds(uc, &b);
+    if (known < 0 || !(b.start <= rip && rip <= b.end)) {
+        out->unplaced = known == -1;
         return DROP_NO_BOUNDARY;
+    }
     return decode_access_sampled(rip, b.start, b.end, image_of(&b), want, draw, uc, out);
 }

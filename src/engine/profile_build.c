@@ -5,7 +5,6 @@
 #include "profile_build.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "decode.h"
+#include "msan_scope.h"
 
 /* Maps cct node ids and (frame, leaf) keys to output indices. Tables are
  * small (only contexts that pairs use), so a linear-probe map suffices. */
@@ -383,27 +383,8 @@ static void drop_checkpoint(const thread_state *t, const char *dir, int checkpoi
         unlink(ckpt);
 }
 
-/* A MemorySanitizer program checks what every libc call it intercepts is
- * handed, and takes memory its instrumented code did not write for
- * uninitialised: libdw's paths, wasp's buffers. It ended such a program
- * at its first profile write (exit 1, "use-of-uninitialized-value in
- * dwfl_linux_proc_report"). None of that memory is the program's, so this
- * thread's checks are off while a profile is built and written. */
-typedef void (*msan_scope_fn)(void);
-
-static void msan_checks(int on)
-{
-    static msan_scope_fn scope[2];
-    static int looked;
-    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-        scope[0] = (msan_scope_fn)dlsym(RTLD_DEFAULT, "__msan_scoped_disable_interceptor_checks");
-        scope[1] = (msan_scope_fn)dlsym(RTLD_DEFAULT, "__msan_scoped_enable_interceptor_checks");
-        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
-    }
-    if (scope[0] && scope[1])
-        scope[on != 0]();
-}
-
+/* A MemorySanitizer program ended at its first profile write (exit 1,
+ * "use-of-uninitialized-value in dwfl_linux_proc_report"): msan_scope.h. */
 static int build_and_write(const thread_state *t, const profile_build_env *env,
                            uint64_t checkpoint_ms, char *err, size_t errlen);
 
@@ -412,9 +393,7 @@ int profile_build_write(const thread_state *t, const profile_build_env *env,
 {
     msan_checks(0);
     int rc = build_and_write(t, env, checkpoint_ms, err, errlen);
-    int saved = errno;
     msan_checks(1);
-    errno = saved;
     return rc;
 }
 

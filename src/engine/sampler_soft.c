@@ -50,7 +50,11 @@ static enum drop_reason soft_take(thread_state *t, const siginfo_t *si, const uc
         *before_run = r == DROP_NONE && out->ahead;
         return r;
     }
-    /* No boundary known: the instruction at the pc, which has not run yet. */
+    /* No boundary known: the instruction at the pc, which has not run yet.
+     * The timer lands mostly after the instruction that took the time,
+     * so most such samples find none: counted, for the report to say. */
+    if (out->unplaced)
+        t->stats[STAT_UNPLACED]++;
     *before_run = 1;
     return decode_access_at((uint64_t)uc->uc_mcontext.gregs[REG_RIP], uc, out);
 }

@@ -149,6 +149,7 @@ const char *thread_stat_name(enum thread_stat s)
         "code_breaks", "code_hits", "guards", "guard_declined", "weighted_pairs",
         "weight_squares", "rate_weights", "rate_weight_squares", "touched_behind",
         "past_target", "traps_at_target", "traps_clobbered", "traps_partial", "next_pass",
+        "unplaced",
     };
     return (unsigned)s < STAT_COUNT ? names[s] : "unknown";
 }

@@ -58,6 +58,8 @@ enum thread_stat {
     STAT_TRAPS_CLOBBERED, /* traps taken from an access that wrote its own base or index */
     STAT_TRAPS_PARTIAL,  /* traps that ended the pairs of part of a watch's bytes: the rest stayed watched */
     STAT_NEXT_PASS,      /* samples in a loop body that took their access's run on the next pass (monitor.c) */
+    STAT_UNPLACED,       /* samples in code whose function no unwind or symbol table gives: only
+                            the instruction at the pc could be taken (sampler_soft.c) */
     STAT_COUNT
 };
 

@@ -78,7 +78,7 @@ static int jvm_bounds(const ucontext_t *uc, code_bounds *out)
     if (!b)
         return native_code_bounds(uc, out);
     if (b->kind != CODE_JIT && b->end - b->start > MAX_SWEEP_BLOB)
-        return -1;
+        return -2;   /* the interpreter: known, too long to decode */
     out->start = b->kind == CODE_JIT ? boundary_before(b, pc - b->start) : b->start;
     out->code_start = b->start;
     out->code_end = b->end;

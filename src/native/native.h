@@ -48,6 +48,20 @@ void unloads_after_fork_child(void);
  * it (nothing when it is not profiled, or is a vfork child). */
 void native_write_before_exec(void);
 
+/* symbols.c, normal context: each(start, size, arg) for every function the
+ * symbol table of the object holding pc defines (size 0: not given), the
+ * object's addresses in [lo, hi). 0, or -1 when no loaded object holds pc. */
+int native_function_symbols(uint64_t pc, uint64_t *lo, uint64_t *hi,
+                            void (*each)(uint64_t start, uint64_t size, void *arg), void *arg);
+
+/* func_table.c: function bounds from those symbols, for code without
+ * unwind entries. func_table_bounds (signal context): 0 with the function
+ * around pc, or -1 (then the table of pc's object is asked of the writer
+ * thread, which builds it with func_table_serve; later samples find it). */
+int func_table_bounds(uint64_t pc, uint64_t *start, uint64_t *end);
+void func_table_serve(void);
+void func_table_after_fork_child(void);
+
 /* symbols.c: in a forked child, before anything is named. */
 void native_symbols_after_fork_child(void);
 

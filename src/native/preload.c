@@ -83,6 +83,7 @@ static void on_fork_child(void)
     /* The parent's writer did not come along: the child's stop signals
      * and exits need one of their own. */
     native_symbols_after_fork_child();
+    func_table_after_fork_child();
     pthread_setspecific(thread_key, engine_after_fork_child(NULL));
     if (engine_active()) {
         writer_start();

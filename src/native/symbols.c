@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "msan_scope.h"
 #include "native.h"
 
 char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status) __attribute__((weak));
@@ -285,6 +286,34 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
     if (leaf && !unloaded)
         decode_format(f.id, 0, text, sizeof(text));
     out->instruction = strdup(text);
+}
+
+int native_function_symbols(uint64_t pc, uint64_t *lo, uint64_t *hi,
+                            void (*each)(uint64_t start, uint64_t size, void *arg), void *arg)
+{
+    Dwarf_Addr low = 0, high = 0;
+    msan_checks(0);
+    pthread_mutex_lock(&symbols_lock);
+    Dwfl_Module *m = module_of(pc);
+    int n = m ? dwfl_module_getsymtab(m) : -1;
+    if (m)
+        dwfl_module_info(m, NULL, &low, &high, NULL, NULL, NULL, NULL);
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        /* A function defined here: not an import, not an ifunc (its
+         * address is the resolver's). */
+        if (dwfl_module_getsym_info(m, i, &sym, &addr, &shndx, NULL, NULL) &&
+            GELF_ST_TYPE(sym.st_info) == STT_FUNC && shndx != SHN_UNDEF && shndx != (GElf_Word)-1 &&
+            addr >= low && addr < high)
+            each(addr, sym.st_size, arg);
+    }
+    pthread_mutex_unlock(&symbols_lock);
+    msan_checks(1);
+    *lo = low;
+    *hi = high;
+    return m ? 0 : -1;
 }
 
 void native_symbols_after_fork_child(void)

@@ -74,18 +74,31 @@ static int init_cursor(unw_cursor_t *c, const ucontext_t *uc)
     return unw_init_local2(c, (unw_context_t *)(uintptr_t)uc, UNW_INIT_SIGNAL_FRAME);
 }
 
+/* Where libunwind finds no unwind entry it does not fail: it answers with
+ * a function of one byte at the pc (x86_64 Gget_proc_info.c, for _start's
+ * sake), in which no sample finds an access. */
+static int stand_in(const unw_proc_info_t *pi, uint64_t pc)
+{
+    return pi->start_ip == pc && pi->end_ip == pc + 1;
+}
+
 int native_code_bounds(const ucontext_t *uc, code_bounds *out)
 {
     unw_cursor_t c;
     unw_proc_info_t pi;
+    uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], start, end;
     if (!unwind_enter())
         return -1;
     int ok = init_cursor(&c, uc) == 0 && unw_get_proc_info(&c, &pi) == 0 && pi.start_ip < pi.end_ip;
     unwind_leave();
-    if (!ok)
+    if (ok && !stand_in(&pi, rip)) {
+        start = pi.start_ip;
+        end = pi.end_ip;
+    } else if (func_table_bounds(rip, &start, &end) < 0) {
         return -1;
-    out->start = pi.start_ip;
-    out->end = pi.end_ip;
+    }
+    out->start = start;
+    out->end = end;
     out->code_start = out->start;
     out->code_end = out->end;
     /* What lives at an address changes only with an unload that counted

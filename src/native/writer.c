@@ -20,9 +20,11 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "native.h"
 
 #define REQ_EXIT 1u
 #define REQ_STOP 2u          /* | signal << 8 */
+#define REQ_TABLES 4u        /* not the one request: function tables wanted (func_table.c) */
 
 static uint32_t request;     /* 0 until the one request */
 static uint32_t finished;    /* 1 once the profiles are written */
@@ -40,8 +42,17 @@ static void *serve(void *unused)
     uint32_t r;
     (void)unused;
     prctl(PR_SET_NAME, "wasp-writer", 0, 0, 0);
-    while ((r = __atomic_load_n(&request, __ATOMIC_ACQUIRE)) == 0)
-        futex(&request, FUTEX_WAIT, 0, NULL);
+    /* Function tables are built while the program runs; the one request
+     * that ends it ends this loop. */
+    while (((r = __atomic_load_n(&request, __ATOMIC_ACQUIRE)) & ~REQ_TABLES) == 0) {
+        if (r & REQ_TABLES) {
+            __atomic_and_fetch(&request, ~REQ_TABLES, __ATOMIC_ACQ_REL);
+            func_table_serve();
+        } else {
+            futex(&request, FUTEX_WAIT, 0, NULL);
+        }
+    }
+    r &= ~REQ_TABLES;
     engine_shutdown();
     __atomic_store_n(&finished, 1, __ATOMIC_RELEASE);
     futex(&finished, FUTEX_WAKE, INT_MAX, NULL);
@@ -71,13 +82,20 @@ int writer_start(void)
  * not our threads). */
 static int post(uint32_t r)
 {
-    uint32_t none = 0;
     if (!owner || owner != getpid())
         return -1;
-    if (!__atomic_compare_exchange_n(&request, &none, r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return 0;
+    uint32_t was = __atomic_load_n(&request, __ATOMIC_ACQUIRE);
+    do {
+        if (was & ~REQ_TABLES)
+            return 0;
+    } while (!__atomic_compare_exchange_n(&request, &was, was | r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
     futex(&request, FUTEX_WAKE, 1, NULL);
     return 1;
+}
+
+int writer_request_tables(void)
+{
+    return post(REQ_TABLES) < 0 ? -1 : 0;
 }
 
 int writer_request_stop(int sig, pid_t tid, void (*restore)(void))

@@ -23,6 +23,11 @@ int writer_start(void);
  * caller must then die by the signal itself. */
 int writer_request_stop(int sig, pid_t tid, void (*restore)(void));
 
+/* Async-signal-safe. Has the writer build the function table a handler
+ * asked for (func_table.c) while the program runs. -1 when this process
+ * has no writer; 0 otherwise (also when it is writing the last profiles). */
+int writer_request_tables(void);
+
 /* Async-signal-safe. Has every profile written and waits for it up to
  * timeout_ms; returns 0 when written, -1 when the time ran out (the caller
  * then ends without them), WRITER_NONE when this process has no writer. */

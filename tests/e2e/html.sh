@@ -78,7 +78,7 @@ base = 0x7f0000001000
 recs = ["wasp-profile\t2", "mode\tsilent-store", "sampler\tsoftware", "pid\t1", "tid\t1",
         "thread\tmain", "command\tjava Demo", "interval\t1000000", "fp_tolerance\t0.01",
         "watch_check\tfires 4/4",
-        "stat\tsamples\t10", "stat\ttraps\t4",
+        "stat\tsamples\t10", "stat\ttraps\t4", "stat\tunplaced\t3",
         "frame\t0\tDemo.kernel\tDemo.java\t11\t\t0x%x\tmov %%rax, 0x10(%%rsi)" % (base + 2504),
         "frame\t1\tDemo.kernel\tDemo.java\t12\t\t0x%x\tmov %%rax, 0x18(%%rsi)" % (base + 2512),
         "frame\t2\tDemo.main\tDemo.java\t3\t\t0x7f0000009000\t",

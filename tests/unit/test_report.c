@@ -82,6 +82,7 @@ typedef struct sym_pair { const sym_ctx *watch, *trap; uint64_t count, bytes, wa
 
 /* Fills p's header (software sampler, 1 ms) and writes it; exits on failure. */
 static const char *sampler_written = "software";   /* what write_with_header says */
+static uint64_t unplaced_written;                  /* what write_profile's stats say */
 
 static void write_with_header(profile *p, const char *path, const char *mode, int64_t pid,
                               int64_t tid)
@@ -135,7 +136,8 @@ static void write_profile(const char *path, const char *mode, int64_t pid, int64
     }
     prof_stat stats[] = { { "samples", 10 }, { "traps", 5 }, { "armed", 7 },
                           { "sample_ns", 1000000 }, { "trap_ns", 500000 },
-                          { "drop.not_memory", 1 }, { "drop.decode_failed", 0 } };
+                          { "drop.not_memory", 1 }, { "drop.decode_failed", 0 },
+                          { "unplaced", unplaced_written } };
     profile p = { 0 };
     p.fp_tolerance = 0.001;
     p.stats = stats; p.nstats = sizeof stats / sizeof stats[0];
@@ -284,6 +286,30 @@ TEST(text_report)
                       "  rewritten silently by (trap):\n"
                       "    write_round (x.c:14)    movq %rcx,(%rdx)\n") != NULL);
     CHECK(strstr(doc, "#3 ") != NULL && strstr(doc, "#4 ") == NULL);
+    CHECK(strstr(doc, "could not place") == NULL);
+}
+
+/* Samples in code nothing names (a stripped binary without unwind tables)
+ * took only the instruction at their pc: from a tenth of the samples on,
+ * the report says so, in text and HTML. */
+TEST(samples_wasp_could_not_place_are_called_out)
+{
+    static const sym_pair one[] = { { &A, &B, 5, 100, 40, 0 } };
+    char *dir = strdup(tmp_path("unplaced")), *out = strdup(tmp_path("unplaced.txt"));
+    mkdir(dir, 0755);
+    unplaced_written = 6;   /* of 10 samples */
+    write_profile(tmp_path("unplaced/1.wasp"), "silent-store", 400, 400, 0x1000, one, 1);
+    unplaced_written = 0;
+    CHECK_EQ_U(run_report(dir, "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && strstr(doc, "note: 60% of the samples landed in code wasp could not place") != NULL);
+    free(out);
+    out = strdup(tmp_path("unplaced.html"));
+    CHECK_EQ_U(run_report(dir, "-o", out, NULL), 0);
+    doc = get_file(out);
+    CHECK(doc && strstr(doc, "stat('unplaced')") != NULL && strstr(doc, "\"unplaced\":6") != NULL);
+    free(dir);
+    free(out);
 }
 
 /* One pair found once whose survival weight makes it 90% of the bytes: the
@@ -502,6 +528,7 @@ int main(void)
     RUN(accepts_pid_dir_and_single_file);
     RUN(text_report);
     RUN(a_pair_found_once_that_decides_is_called_out);
+    RUN(samples_wasp_could_not_place_are_called_out);
     RUN(output_is_atomic_and_format_follows_extension);
     RUN(json_escapes_strings);
     RUN(error_exits);
