@@ -408,16 +408,20 @@ size_t decode_format_bytes(const uint8_t *code, size_t len, uint64_t pc, int int
 
 /* A profile is written after its samples: the code at a pc may be gone by
  * then (a library dlclosed since; tests/e2e dlopen_loop crashed at exit
- * reading it), so its bytes are copied with memread, which never faults. */
+ * reading it), so its bytes are copied with memread, which never faults.
+ * Through this thread's id, not the process's: the guardian's writer runs
+ * in a process whose leader has exited, and a read through an exited
+ * task's id fails (every instruction the guardian wrote was blank). */
 size_t decode_format(uint64_t pc, int intel_syntax, char *buf, size_t len)
 {
     uint8_t code[DECODE_MAX_LEN];
     size_t n = DECODE_MAX_LEN, insn_len;
+    pid_t self = gettid();
     if (buf && len)
         buf[0] = '\0';
-    if (memread(getpid(), pc, code, n) < 0) {
+    if (memread(self, pc, code, n) < 0) {
         n = DECODE_PAGE - (size_t)(pc & (DECODE_PAGE - 1));   /* the next page may be unmapped */
-        if (n >= DECODE_MAX_LEN || memread(getpid(), pc, code, n) < 0)
+        if (n >= DECODE_MAX_LEN || memread(self, pc, code, n) < 0)
             return 0;
     }
     return decode_format_bytes(code, n, pc, intel_syntax, buf, len, &insn_len);

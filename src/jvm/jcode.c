@@ -174,7 +174,7 @@ static uint8_t *copy_code(const code_blob *b)
             memcpy(bytes, saved, size);
             return bytes;
         }
-    } else if (memread(getpid(), b->start, bytes, size) == 0) {
+    } else if (memread(gettid(), b->start, bytes, size) == 0) {
         return bytes;
     }
     free(bytes);
