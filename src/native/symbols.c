@@ -184,12 +184,31 @@ static char *demangled(const char *name)
     return strdup(name);
 }
 
+/* The compile unit holding addr. libdw finds it through .debug_aranges
+ * and trusts what it finds: a Go binary lists only its cgo C units there,
+ * so every Go pc fell in the nearest C unit (main.kernel named
+ * gcc_mmap.c:37). A unit that does not hold the pc is not taken: then
+ * every unit is asked. */
+static Dwarf_Die *unit_of(Dwfl_Module *m, uint64_t addr, Dwarf_Die *storage, Dwarf_Addr *bias)
+{
+    Dwarf_Die *cu = dwfl_module_addrdie(m, addr, bias);
+    if (!cu || dwarf_haspc(cu, addr - *bias) > 0)
+        return cu;
+    Dwarf *dw = dwfl_module_getdwarf(m, bias);
+    size_t header;
+    for (Dwarf_Off off = 0, next; dw && dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL) == 0;
+         off = next)
+        if (dwarf_offdie(dw, off + header, storage) && dwarf_haspc(storage, addr - *bias) > 0)
+            return storage;
+    return NULL;
+}
+
 /* The innermost function containing addr per DWARF: an inlined callee
  * when the compiler inlined one here, so that name and line agree. */
 static char *inlined_function(Dwfl_Module *m, uint64_t addr)
 {
     Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(m, addr, &bias);
+    Dwarf_Die unit, *cu = unit_of(m, addr, &unit, &bias);
     Dwarf_Die *scopes = NULL;
     char *name = NULL;
     if (!cu)
@@ -223,11 +242,14 @@ static char *function_name(Dwfl_Module *m, uint64_t addr)
 
 static void source_line(Dwfl_Module *m, uint64_t addr, prof_frame *out)
 {
-    Dwfl_Line *line = dwfl_module_getsrc(m, addr);
+    Dwarf_Addr bias;
+    Dwarf_Die unit, *cu = unit_of(m, addr, &unit, &bias);
+    Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
     int lineno = 0;
-    const char *file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
     if (file) {
         const char *slash = strrchr(file, '/');
+        dwarf_lineno(line, &lineno);
         out->file = strdup(slash ? slash + 1 : file);
         out->line = lineno > 0 ? (uint32_t)lineno : 0;
     }
