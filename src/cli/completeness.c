@@ -48,6 +48,10 @@ static int comp_record(comp_process *pr, char *line, unsigned long n)
         pr->ended = !strcmp(line, "ended");
         return arg ? -1 : 0;
     }
+    if (!strcmp(line, "sandboxed")) {
+        pr->sandboxed = 1;
+        return arg ? -1 : 0;
+    }
     if (!arg) return -1;
     char *reason = strchr(arg, '\t');
     if (reason) *reason++ = '\0';
@@ -211,6 +215,13 @@ uint64_t completeness_missing(completeness *c, int64_t only_pid, char *msg, size
 uint64_t completeness_processes(const completeness *c)
 {
     return c->nprocs;
+}
+
+uint64_t completeness_sandboxed(const completeness *c)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < c->nprocs; i++) n += c->procs[i].sandboxed != 0;
+    return n;
 }
 
 uint64_t completeness_ended(const completeness *c)

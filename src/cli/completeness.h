@@ -21,6 +21,7 @@ typedef struct comp_process {
     uint64_t lost[COMP_NREASONS];
     int exited;         /* its last image wrote the exit record */
     int ended;          /* of which "ended": its guardian wrote after it (no exit handlers) */
+    int sandboxed;      /* it limited its own system calls (seccomp): its profiles end there */
 } comp_process;
 
 typedef struct completeness {
@@ -50,6 +51,9 @@ uint64_t completeness_processes(const completeness *c);
 /* Processes whose last image ended without its exit handlers, their
  * profiles written after them by their guardian (manifest "ended"). */
 uint64_t completeness_ended(const completeness *c);
+/* Processes that went on with their system calls limited by a seccomp
+ * filter, unprofiled from there on (manifest "sandboxed"). */
+uint64_t completeness_sandboxed(const completeness *c);
 
 /* The pid named by the directory of path (DIR/<pid>/NAME), or -1. */
 int64_t completeness_pid_of(const char *path);

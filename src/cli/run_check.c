@@ -176,59 +176,68 @@ int run_check_dir(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-/* Walks dir as the report will (no links followed); counts its profiles
- * (*ckpts: of which checkpoints), and when msg is given, says what its
- * manifests find missing. */
-static size_t run_check_walk(const char *dir, uint64_t *missing, uint64_t *procs, uint64_t *ended,
-                             size_t *ckpts, char *msg, size_t len)
+/* What a run's directory holds, as the report will read it. */
+typedef struct run_found {
+    size_t profiles, ckpts;   /* profiles, of which checkpoints */
+    uint64_t missing, procs, ended, sandboxed;   /* completeness.h */
+    char msg[512];            /* what the manifests find missing */
+} run_found;
+
+/* Walks dir as the report will (no links followed). */
+static void run_check_walk(const char *dir, run_found *f)
 {
     report_paths ps = { 0 };
     completeness c = { 0 };
-    size_t n = 0;
+    memset(f, 0, sizeof *f);
     if (report_walk_find(&ps, &c, dir) == 0) {
-        n = ps.n;
+        f->profiles = ps.n;
         for (size_t i = 0; i < ps.n; i++) {
             completeness_found(&c, completeness_pid_of(ps.v[i]));
-            if (ckpts) *ckpts += (size_t)report_walk_is_checkpoint(ps.v[i]);
+            f->ckpts += (size_t)report_walk_is_checkpoint(ps.v[i]);
         }
-        if (msg) *missing = completeness_missing(&c, -1, msg, len);
-        if (procs) *procs = completeness_processes(&c);
-        if (ended) *ended = completeness_ended(&c);
+        f->missing = completeness_missing(&c, -1, f->msg, sizeof f->msg);
+        f->procs = completeness_processes(&c);
+        f->ended = completeness_ended(&c);
+        f->sandboxed = completeness_sandboxed(&c);
     }
     report_walk_free(&ps);
     completeness_free(&c);
-    return n;
 }
 
 size_t run_check_count_profiles(const char *dir)
 {
-    return run_check_walk(dir, NULL, NULL, NULL, NULL, NULL, 0);
+    run_found f;
+    run_check_walk(dir, &f);
+    return f.profiles;
 }
 
 void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd)
 {
-    char msg[512] = "";
-    uint64_t missing = 0, procs = 0, ended = 0;
-    size_t ckpts = 0;
-    size_t n = run_check_walk(dir, &missing, &procs, &ended, &ckpts, msg, sizeof msg);
-    if (ended)
+    run_found f;
+    run_check_walk(dir, &f);
+    if (f.sandboxed)
+        fprintf(stderr, "[wasp] INFO %" PRIu64 " process%s limited %s own system calls (a seccomp "
+                "filter): wasp wrote %s profiles then and did not profile the rest of %s run\n",
+                f.sandboxed, f.sandboxed == 1 ? "" : "es", f.sandboxed == 1 ? "its" : "their",
+                f.sandboxed == 1 ? "its" : "their", f.sandboxed == 1 ? "its" : "their");
+    if (f.ended)
         fprintf(stderr, "[wasp] INFO %" PRIu64 " process%s ended without running exit handlers "
                 "(SIGKILL, a crash, or a raw exit as Go programs make): wasp's guardian wrote "
-                "the profiles after %s\n", ended, ended == 1 ? "" : "es", ended == 1 ? "it" : "them");
-    if (ckpts)
+                "the profiles after %s\n", f.ended, f.ended == 1 ? "" : "es", f.ended == 1 ? "it" : "them");
+    if (f.ckpts)
         fprintf(stderr, "[wasp] WARN %zu thread%s left only a checkpoint: the program did not end "
                 "normally (killed or crashed?); wasp report shows the data up to the last one (--flush)\n",
-                ckpts, ckpts == 1 ? "" : "s");
-    if (missing)
-        fprintf(stderr, "[wasp] %s %s: %s\n", n > before ? "WARN incomplete run in" :
-                "ERROR no profile was written to", dir, msg);
-    if (n > before)
+                f.ckpts, f.ckpts == 1 ? "" : "s");
+    if (f.missing)
+        fprintf(stderr, "[wasp] %s %s: %s\n", f.profiles > before ? "WARN incomplete run in" :
+                "ERROR no profile was written to", dir, f.msg);
+    if (f.profiles > before)
         fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", dir, dir);
-    else if (procs && !missing)
+    else if (f.procs && !f.missing)
         fprintf(stderr, "[wasp] ERROR no profile was written to %s: libwasp.so loaded in %" PRIu64
                 " process%s, which started no thread it could profile — see the messages above\n",
-                dir, procs, procs == 1 ? "" : "es");
-    else if (procs)
+                dir, f.procs, f.procs == 1 ? "" : "es");
+    else if (f.procs)
         return;
     else if (rc > 128 && !is_static)
         fprintf(stderr, "[wasp] ERROR no profile was written to %s: %s was killed by signal %d "

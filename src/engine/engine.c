@@ -587,6 +587,12 @@ void engine_shutdown(void)
     pthread_mutex_unlock(&engine.lock);
 }
 
+void engine_sandboxed(void)
+{
+    manifest_sandboxed();
+    guardian_stop();
+}
+
 /* In the guardian, the process gone (guardian.c): its descriptors name
  * nothing here, and its threads are dead, so none is waited for. One may
  * have died holding the registry lock, in the middle of nothing that

@@ -126,6 +126,10 @@ void engine_thread_end(thread_state *t);
  * every thread, write every profile. A later engine_init starts a new run
  * (a new directory) in the same process. */
 void engine_shutdown(void);
+/* Normal context, after engine_shutdown: the process is about to limit its
+ * own system calls (a seccomp filter), so nothing of wasp's may make one in
+ * it again. Records that in the manifest and stops the guardian. */
+void engine_sandboxed(void);
 
 /* Normal context, once per process (after fork, in the child too): starts
  * the process's guardian (guardian.h), which writes what engine_shutdown

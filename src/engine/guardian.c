@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "engine.h"
+#include "raw_syscall.h"
 
 #define GUARDIAN_STACK (1024u * 1024u)   /* symbolizing wants room, as the checkpoint thread */
 #define GUARDIAN_GUARD 4096u
@@ -67,18 +68,6 @@ static struct {
     void (*write_after_end)(void);
     char *monitor_stack;
 } guard;
-
-static long raw_syscall(long nr, long a, long b, long c, long d, long e)
-{
-    long ret;
-    register long r10 __asm__("r10") = d;
-    register long r8 __asm__("r8") = e;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
 
 static void raw_set_mask(uint64_t mask)
 {

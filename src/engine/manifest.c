@@ -89,3 +89,8 @@ void manifest_ended(void)
 {
     manifest_append("ended\n", 6);
 }
+
+void manifest_sandboxed(void)
+{
+    manifest_append("sandboxed\n", 10);
+}

@@ -33,5 +33,8 @@ void manifest_exited(void);
 /* The process ended without its exit handlers; its guardian wrote what it
  * could after it (guardian.h). */
 void manifest_ended(void);
+/* The process went on with its system calls limited (a seccomp filter):
+ * its profiles end there (engine_sandboxed). */
+void manifest_sandboxed(void);
 
 #endif

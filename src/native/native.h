@@ -62,6 +62,11 @@ int func_table_bounds(uint64_t pc, uint64_t *start, uint64_t *end);
 void func_table_serve(void);
 void func_table_after_fork_child(void);
 
+/* preload.c, normal context: the program is about to install a seccomp
+ * filter (sandbox.c). Every profile is written and nothing of wasp's makes
+ * a system call in this process after. */
+void native_before_sandbox(void);
+
 /* symbols.c: in a forked child, before anything is named. */
 void native_symbols_after_fork_child(void);
 

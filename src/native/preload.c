@@ -31,9 +31,14 @@ struct start_args {
     void *arg;
 };
 
+static int sandboxed;   /* the program limited its system calls: wasp makes none (sandbox.c) */
+
 static void on_thread_exit(void *t)
 {
-    engine_thread_end(t);
+    /* Stopping a thread's events takes system calls (close, sigaltstack,
+     * munmap) a sandbox may not allow; once sandboxed, they stay as they are. */
+    if (!__atomic_load_n(&sandboxed, __ATOMIC_ACQUIRE))
+        engine_thread_end(t);
 }
 
 static void begin_this_thread(void)
@@ -118,6 +123,33 @@ static void say(const char *text)
 {
     ssize_t rc = write(2, text, strlen(text));
     (void)rc;
+}
+
+/* The filter outlives exec: an image this process execs must not start
+ * wasp, whose start-up makes system calls the filter may not allow. One
+ * byte renames the variable in place (setenv would race with other
+ * threads' getenv); LD_PRELOAD, which may name the user's own libraries
+ * too, stays as it is. */
+static void disable_in_later_images(void)
+{
+    extern char **environ;
+    static const char name[] = "WASP_OPTIONS=";
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, name, sizeof name - 1))
+            (*e)[4] = '-';
+}
+
+void native_before_sandbox(void)
+{
+    if (!profiling_natively || !engine_owns_process() || __atomic_exchange_n(&sandboxed, 1, __ATOMIC_ACQ_REL))
+        return;
+    stop_signals_stop();
+    if (writer_final_write(EXIT_WAIT_MS) == WRITER_NONE)
+        engine_shutdown();
+    engine_sandboxed();
+    disable_in_later_images();
+    say("[wasp] WARN the program is limiting its own system calls (a seccomp filter): its profiles "
+        "were written up to here and the rest of the run is not profiled\n");
 }
 
 /* _exit skips atexit, and forked children usually end with it: have the

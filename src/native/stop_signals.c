@@ -63,3 +63,8 @@ void stop_signals_start(void)
         sigaction(stop_signals[i], &ours, NULL);
     }
 }
+
+void stop_signals_stop(void)
+{
+    restore_defaults();
+}

@@ -9,5 +9,8 @@
  * signals left at their default action. A forked child inherits the
  * handlers; its own writer serves them. */
 void stop_signals_start(void);
+/* Normal context: the default action back wherever wasp's handler is still
+ * installed (the process will no longer let wasp write on a stop signal). */
+void stop_signals_stop(void);
 
 #endif

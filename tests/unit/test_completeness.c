@@ -69,6 +69,21 @@ TEST(reasons_are_counted_and_copies_once)
     completeness_free(&c);
 }
 
+/* A process that sandboxed itself wrote its profiles then ("exit"), and
+ * its run is complete; the record says where they end. */
+TEST(sandboxed_process_is_counted)
+{
+    completeness c = { 0 };
+    CHECK_EQ_U(read_manifest(&c, "50", "wasp-manifest\t1\npid\t50\nstart\t50\nwrote\t50\nexit\n"
+                             "sandboxed\n"), 0);
+    completeness_found(&c, 50);
+    CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 0);
+    CHECK_EQ_U(completeness_sandboxed(&c), 1);
+    CHECK_EQ_U(completeness_ended(&c), 0);
+    CHECK(read_manifest(&c, "51", "wasp-manifest\t1\npid\t51\nsandboxed\tx\n") != 0);
+    completeness_free(&c);
+}
+
 TEST(damaged_manifests_are_refused)
 {
     completeness c = { 0 };
@@ -101,6 +116,7 @@ int main(void)
     RUN(complete_run_says_nothing);
     RUN(killed_process_is_named);
     RUN(reasons_are_counted_and_copies_once);
+    RUN(sandboxed_process_is_counted);
     RUN(damaged_manifests_are_refused);
     RUN(printable_is_utf8_without_controls);
     char cmd[300];
