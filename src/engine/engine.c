@@ -57,8 +57,13 @@ static int make_pid_dir(char *err, size_t errlen)
 {
     snprintf(engine.pid_dir, sizeof(engine.pid_dir), "%s/%d", engine.opts.dir, (int)getpid());
     if (publish_mkdirs(engine.pid_dir, PUBLISH_DIR_MODE) == 0 &&
-        manifest_open(engine.pid_dir, (int)getpid()) == 0)
+        manifest_open(engine.pid_dir, (int)getpid()) == 0) {
+        /* Held for the process's life, in the budget: profiles reach it
+         * after a chroot (publish.h). Over budget, paths are used. */
+        if (engine_fd_budget_take(1) == 0 && publish_hold_dir(engine.pid_dir) < 0)
+            engine_fd_budget_give(1);
         return 0;
+    }
     snprintf(err, errlen, "cannot create output directory %s: %s — pass a writable directory with -o DIR",
              engine.pid_dir, errno == ENOTDIR ? "something not a directory (a symbolic link?) is in the way"
                                               : strerror(errno));

@@ -4,9 +4,11 @@
  * Append-only, one write(2) per record on an O_APPEND descriptor opened
  * for that record: lines from concurrent threads never interleave, a
  * process killed at any moment leaves every record before it intact, and
- * no descriptor is held between records (it would count against the
- * program's own). A record is a few bytes, so it usually still fits in
+ * no descriptor of the file is held between records (it would count
+ * against the program's own). A record is a few bytes, so it usually still fits in
  * the manifest's last block when the disk is full and a profile is not.
+ * Opened through the pid directory wasp holds (publish.h): a process that
+ * chroots still reaches it.
  * No stdio (snprintf only), no allocation.
  */
 #include "manifest.h"
@@ -24,7 +26,7 @@ static void manifest_append(const char *line, int len)
 {
     if (!manifest_path[0] || len <= 0)
         return;
-    int fd = open(manifest_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    int fd = publish_open_append(manifest_path);
     if (fd < 0)
         return;
     ssize_t n;

@@ -100,6 +100,45 @@ int publish_open_dir(const char *path)
     return open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* A directory kept open: a run's pid directory, so that its files are made
+ * whatever the process later does to its view of paths. A daemon that
+ * chroots (OpenSSH's privilege-separated child, postfix, vsftpd) lost every
+ * profile, written by a path it no longer saw. The descriptor is used only
+ * while it still names that directory: a program that closes every
+ * descriptor may have reused the number for a file or a directory of its own. */
+static struct {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+    char path[4096];
+} held = { .fd = -1 };
+
+static int held_is_ours(void)
+{
+    struct stat st;
+    return held.fd >= 0 && fstat(held.fd, &st) == 0 && st.st_dev == held.dev && st.st_ino == held.ino;
+}
+
+int publish_hold_dir(const char *path)
+{
+    struct stat st;
+    if (held_is_ours())
+        close(held.fd);   /* a forked child's copy of its parent's */
+    held.fd = -1;
+    if (snprintf(held.path, sizeof held.path, "%s", path) >= (int)sizeof held.path)
+        return -1;
+    int fd = publish_open_dir(path);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    held.dev = st.st_dev;
+    held.ino = st.st_ino;
+    held.fd = fd;
+    return 0;
+}
+
 int publish_open_parent(const char *path, int nofollow, char *name, size_t namelen)
 {
     char dir[4096];
@@ -118,7 +157,22 @@ int publish_open_parent(const char *path, int nofollow, char *name, size_t namel
         memcpy(dir, path, (size_t)(slash - path));
         dir[slash - path] = '\0';
     }
+    if (!strcmp(dir, held.path) && held_is_ours())
+        return fcntl(held.fd, F_DUPFD_CLOEXEC, 0);
     return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+}
+
+int publish_open_append(const char *path)
+{
+    char name[256];
+    int dirfd = publish_open_parent(path, 1, name, sizeof name);
+    if (dirfd < 0)
+        return -1;
+    int fd = openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+    int saved = errno;
+    close(dirfd);
+    errno = saved;
+    return fd;
 }
 
 /* One component: made, or already a real directory. */

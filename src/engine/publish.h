@@ -50,6 +50,16 @@ int publish_open_dir(const char *path);
  * (ENAMETOOLONG when name cannot hold it). */
 int publish_open_parent(const char *path, int nofollow, char *name, size_t namelen);
 
+/* Keeps the directory path open (one per process: a run's pid directory;
+ * a later call replaces it): publish_open_parent of a path inside it then
+ * opens it through that descriptor, so that files land there after the
+ * process chroots or changes directory. 0, or -1 (paths are used then). */
+int publish_hold_dir(const char *path);
+
+/* Opens the existing file path for appending (O_NOFOLLOW), through the
+ * held directory when path is inside it. The descriptor, or -1. */
+int publish_open_append(const char *path);
+
 /* mkdir -p with mode for every directory it creates; an existing last
  * component must be a real directory (not a symlink). 0, or -1 with errno
  * set (ENOTDIR when something else is in the way). */

@@ -90,15 +90,42 @@ static Dwfl_Module *module_of(uint64_t addr)
         session = session_open();
     Dwfl_Module *m = session ? dwfl_addrmodule(session, addr) : NULL;
     if (!m) {
-        if (session) {
-            dwfl_end(session);
-            engine_fd_budget_give(session_fds);
-            session_fds = 0;
+        /* A new session first: after a chroot none can be made (no /proc,
+         * no library paths), and the old one still names what it knew. */
+        int old_fds = session_fds;
+        session_fds = 0;
+        Dwfl *fresh = session_open();
+        if (!fresh) {
+            session_fds = old_fds;
+            return NULL;
         }
-        session = session_open();
-        m = session ? dwfl_addrmodule(session, addr) : NULL;
+        if (session)
+            dwfl_end(session);
+        engine_fd_budget_give(old_fds);
+        session = fresh;
+        m = dwfl_addrmodule(session, addr);
     }
     return m;
+}
+
+static int load_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr base, void *arg)
+{
+    Dwarf_Addr bias;
+    (void)userdata; (void)name; (void)base; (void)arg;
+    dwfl_module_getdwarf(m, &bias);   /* opens its file, reads its debug info */
+    return DWARF_CB_OK;
+}
+
+void native_symbols_before_chroot(void)
+{
+    msan_checks(0);
+    pthread_mutex_lock(&symbols_lock);
+    if (!session)
+        session = session_open();
+    if (session)
+        dwfl_getmodules(session, load_module, NULL, 0);
+    pthread_mutex_unlock(&symbols_lock);
+    msan_checks(1);
 }
 
 /* A session of one unloaded object (unloads.c), placed where it was, its
