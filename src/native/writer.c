@@ -2,10 +2,12 @@
  * writer.c - the thread that writes a native process's last profiles
  * (writer.h).
  *
- * One request is served, ever: whatever ends the process first. A futex
- * word carries it, so a request is a compare-and-swap and a wake-up, both
- * async-signal-safe, and needs no descriptor (a program that closes every
- * descriptor and reopens files must never receive wasp's bytes).
+ * One final request is served, ever: whatever ends the process first.
+ * Before it, any number of requests for function tables (func_table.c),
+ * which a handler cannot build. A futex word carries them, so a request
+ * is a compare-and-swap and a wake-up, both async-signal-safe, and needs
+ * no descriptor (a program that closes every descriptor and reopens files
+ * must never receive wasp's bytes).
  */
 #include "writer.h"
 

@@ -6,7 +6,9 @@
  * SIGHUP) left at its default action. Writing needs malloc, locks, stdio
  * and libdw, so it is always done here, by one thread per process that
  * blocks every signal and waits on a futex, never on a descriptor the
- * program could close or reuse. The requests are async-signal-safe.
+ * program could close or reuse. The requests are async-signal-safe. While
+ * the program runs it also builds the function tables handlers ask for
+ * (func_table.c), which need libdw too.
  */
 #ifndef WASP_WRITER_H
 #define WASP_WRITER_H
