@@ -592,6 +592,14 @@ void engine_shutdown(void)
     pthread_mutex_unlock(&engine.lock);
 }
 
+void engine_before_setuid(uid_t euid)
+{
+    if (!engine_owns_process() || euid == (uid_t)-1 || geteuid() != 0 || euid == 0)
+        return;
+    publish_give_held_dir(euid);
+    manifest_give(euid);
+}
+
 void engine_sandboxed(void)
 {
     manifest_sandboxed();

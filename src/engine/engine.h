@@ -130,6 +130,10 @@ void engine_shutdown(void);
  * own system calls (a seccomp filter), so nothing of wasp's may make one in
  * it again. Records that in the manifest and stops the guardian. */
 void engine_sandboxed(void);
+/* Normal context: the process is about to take euid (setuid and kin). A
+ * root process dropping its privileges hands its pid directory and
+ * manifest to that user, so that its profiles can still be written. */
+void engine_before_setuid(uid_t euid);
 
 /* Normal context, once per process (after fork, in the child too): starts
  * the process's guardian (guardian.h), which writes what engine_shutdown

@@ -10,6 +10,8 @@
 #ifndef WASP_MANIFEST_H
 #define WASP_MANIFEST_H
 
+#include <sys/types.h>
+
 #define MANIFEST_NAME "manifest"
 #define MANIFEST_MAGIC "wasp-manifest"
 #define MANIFEST_VERSION 1
@@ -33,6 +35,8 @@ void manifest_exited(void);
 /* The process ended without its exit handlers; its guardian wrote what it
  * could after it (guardian.h). */
 void manifest_ended(void);
+/* The process is about to become uid: the manifest must stay writable. */
+void manifest_give(uid_t uid);
 /* The process went on with its system calls limited (a seccomp filter):
  * its profiles end there (engine_sandboxed). */
 void manifest_sandboxed(void);

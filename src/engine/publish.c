@@ -139,6 +139,11 @@ int publish_hold_dir(const char *path)
     return 0;
 }
 
+int publish_give_held_dir(uid_t uid)
+{
+    return held_is_ours() ? fchown(held.fd, uid, (gid_t)-1) : -1;
+}
+
 int publish_open_parent(const char *path, int nofollow, char *name, size_t namelen)
 {
     char dir[4096];

@@ -56,6 +56,10 @@ int publish_open_parent(const char *path, int nofollow, char *name, size_t namel
  * process chroots or changes directory. 0, or -1 (paths are used then). */
 int publish_hold_dir(const char *path);
 
+/* Makes uid the owner of the held directory (a process about to drop its
+ * privileges must still make files in it). 0, or -1. */
+int publish_give_held_dir(uid_t uid);
+
 /* Opens the existing file path for appending (O_NOFOLLOW), through the
  * held directory when path is inside it. The descriptor, or -1. */
 int publish_open_append(const char *path);

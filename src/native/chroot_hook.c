@@ -21,6 +21,6 @@ int chroot(const char *path)
     if (!real)
         real = (chroot_fn)dlsym(RTLD_NEXT, "chroot");
     if (engine_owns_process())
-        native_symbols_before_chroot();
+        native_symbols_prepare();
     return real(path);
 }

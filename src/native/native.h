@@ -67,10 +67,12 @@ void func_table_after_fork_child(void);
  * a system call in this process after. */
 void native_before_sandbox(void);
 
-/* symbols.c, normal context: the process is about to chroot, after which
- * neither /proc nor the libraries' paths can be opened: the session that
- * names frames is made now and every loaded object's file opened. */
-void native_symbols_before_chroot(void);
+/* symbols.c, normal context: the process is about to chroot or change its
+ * user, after which /proc/PID/maps or the libraries' paths may not open
+ * (a chroot hides them; a process that changed users is no longer
+ * dumpable, its /proc files root's): the session that names frames is
+ * made now and every loaded object's file opened. */
+void native_symbols_prepare(void);
 
 /* symbols.c: in a forked child, before anything is named. */
 void native_symbols_after_fork_child(void);

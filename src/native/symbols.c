@@ -116,7 +116,7 @@ static int load_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_
     return DWARF_CB_OK;
 }
 
-void native_symbols_before_chroot(void)
+void native_symbols_prepare(void)
 {
     msan_checks(0);
     pthread_mutex_lock(&symbols_lock);

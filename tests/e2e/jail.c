@@ -1,14 +1,19 @@
 /*
- * jail.c - a program that chroots into an empty directory halfway through
- * its work, as privilege-separated daemons do (wasp e2e test: chroot).
+ * jail.c - a program that confines itself halfway through its work, as
+ * privilege-separated daemons do (wasp e2e test: jail_chroot, jail_setuid).
  *
- * Usage: jail DIR [ROUNDS]: works, chroots into DIR (made if missing),
- * works as long again, prints one line. Its profile must still be written
- * (before: to a path the jail did not have, "1 of 1 threads' profiles
- * missing") and its frames named (before: `[0x55b5be327291] (?)`).
+ * Usage: jail chroot DIR [ROUNDS] | jail setuid [ROUNDS]: works, then
+ * chroots into DIR (made if missing) or becomes user nobody (65534), works
+ * as long again, prints one line. Its profile must still be written
+ * (before: by a path the jail did not have, or into root's 0700 directory:
+ * "1 of 1 threads' profiles missing") and its frames named (before:
+ * `[0x55b5be327291] (?)`: no /proc/PID/maps inside the jail, nor for a
+ * process that changed users).
  */
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,23 +25,33 @@ __attribute__((noinline)) void kernel(long *a, long n, long r)
         a[i] = (i & 64) ? r : 7; /* PLANT: jail-silent */
 }
 
+static int confine(int argc, char **argv)
+{
+    if (!strcmp(argv[1], "setuid"))
+        return setgroups(0, NULL) || setgid(65534) || setuid(65534) ? -1 : 0;
+    if (argc < 3)
+        return -1;
+    mkdir(argv[2], 0755);
+    return chroot(argv[2]) || chdir("/") ? -1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     static long a[N];
-    long rounds = argc > 2 ? atol(argv[2]) : 100000;
-    if (argc < 2) {
-        fprintf(stderr, "usage: jail DIR [ROUNDS]\n");
+    if (argc < 2 || (strcmp(argv[1], "chroot") && strcmp(argv[1], "setuid"))) {
+        fprintf(stderr, "usage: jail chroot DIR [ROUNDS] | jail setuid [ROUNDS]\n");
+        return 2;
+    }
+    int at = !strcmp(argv[1], "chroot") ? 3 : 2;
+    long rounds = argc > at ? atol(argv[at]) : 100000;
+    for (long r = 0; r < rounds; r++)
+        kernel(a, N, r);
+    if (confine(argc, argv) != 0) {
+        perror("jail");
         return 2;
     }
     for (long r = 0; r < rounds; r++)
         kernel(a, N, r);
-    mkdir(argv[1], 0755);
-    if (chroot(argv[1]) != 0 || chdir("/") != 0) {
-        perror("jail: chroot");
-        return 2;
-    }
-    for (long r = 0; r < rounds; r++)
-        kernel(a, N, r);
-    printf("jail: %ld\n", a[100]);
+    printf("jail: %s %ld\n", argv[1], a[100]);
     return 0;
 }
