@@ -127,11 +127,12 @@ int completeness_read(completeness *c, int dirfd, const char *name, const char *
     return 0;
 }
 
-int completeness_found(completeness *c, int64_t pid)
+int completeness_found(completeness *c, int64_t pid, uint64_t threads)
 {
     if (merge_grow((void **)&c->found, &c->cap_found, c->nfound, sizeof *c->found) != 0)
         return -1;
-    c->found[c->nfound++] = pid;
+    c->found[c->nfound].pid = pid;
+    c->found[c->nfound++].threads = threads;
     return 0;
 }
 
@@ -144,6 +145,7 @@ static int comp_pid_cmp(const void *a, const void *b)
 /* Fills each process's found count: both sorted by pid, then merged. */
 static void comp_count_found(completeness *c)
 {
+    /* Both start with their pid. */
     if (c->nfound) qsort(c->found, c->nfound, sizeof *c->found, comp_pid_cmp);
     if (c->nprocs) qsort(c->procs, c->nprocs, sizeof *c->procs, comp_pid_cmp);
     /* A copied pid directory brings its manifest twice: keep one. */
@@ -154,10 +156,11 @@ static void comp_count_found(completeness *c)
     size_t j = 0;
     for (size_t i = 0; i < c->nprocs; i++) {
         comp_process *pr = &c->procs[i];
-        while (j < c->nfound && c->found[j] < pr->pid) j++;
+        while (j < c->nfound && c->found[j].pid < pr->pid) j++;
         pr->found = 0;
         /* An exec'd image shares its pid (and manifest) with the one before. */
-        for (size_t k = j; k < c->nfound && c->found[k] == pr->pid; k++) pr->found++;
+        for (size_t k = j; k < c->nfound && c->found[k].pid == pr->pid; k++)
+            pr->found += c->found[k].threads;
     }
 }
 

@@ -27,7 +27,7 @@ typedef struct comp_process {
 typedef struct completeness {
     comp_process *procs;
     size_t nprocs, cap_procs;
-    int64_t *found;     /* pid of every profile the report loaded */
+    struct comp_found { int64_t pid; uint64_t threads; } *found;  /* every profile loaded */
     size_t nfound, cap_found;
 } completeness;
 
@@ -36,8 +36,10 @@ typedef struct completeness {
 int completeness_read(completeness *c, int dirfd, const char *name, const char *path,
                       char *err, size_t errlen);
 
-/* One profile of process pid was loaded. 0, or -1 when out of memory. */
-int completeness_found(completeness *c, int64_t pid);
+/* One profile of process pid was loaded, standing for threads threads (1,
+ * or an ended-threads profile's count: profile_threads). 0, or -1 when out
+ * of memory. */
+int completeness_found(completeness *c, int64_t pid, uint64_t threads);
 
 /* Missing profiles over the processes with manifests (only pid when
  * only_pid >= 0); when any, msg gets "N of M threads' profiles missing

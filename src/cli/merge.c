@@ -363,7 +363,7 @@ static int merge_seen(merge_model *m, const profile *p)
 static int merge_header(merge_model *m, const profile *p, const char *path,
                         char *err, size_t errlen)
 {
-    if (m->nthreads == 0) {
+    if (!m->first_path) {
         snprintf(m->mode, sizeof m->mode, "%s", p->mode);
         snprintf(m->sampler, sizeof m->sampler, "%s", p->sampler);
         snprintf(m->watch_check, sizeof m->watch_check, "%s", p->watch_check);
@@ -411,7 +411,7 @@ int merge_add(merge_model *m, const profile *p, const char *path, char *err, siz
         return 0;
     }
     if (merge_header(m, p, path, err, errlen) != 0) return -1;
-    m->nthreads++;
+    m->nthreads += profile_threads(p);
     uint64_t at = profile_stat(p, PROFILE_CHECKPOINT_STAT);
     if (at && (!m->checkpoints++ || at < m->checkpoint_oldest_ms)) m->checkpoint_oldest_ms = at;
     if (merge_stats(m, p) != 0 || merge_pairs(m, p) != 0 || merge_budget_add(&m->budget, p) != 0) {

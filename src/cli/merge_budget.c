@@ -37,22 +37,29 @@ static int add_overhead(merge_budget *b, double v)
  * profile has one (budget.clock_ns: software sampler, since 2026-11-27);
  * 0 otherwise. Its samples count only user time: cpu_ns, one period a
  * sample, misses the periods that ended in the kernel. */
-static uint64_t clocked_cpu(merge_budget *b, const profile *p, uint64_t cpu, uint64_t wasp)
+static uint64_t clocked_cpu(merge_budget *b, const profile *p, uint64_t cpu, uint64_t wasp,
+                            uint64_t threads)
 {
     uint64_t clock = 0, samples = 0;
     if (budget_stat(p, "budget.clock_ns", &clock) != 0 || clock <= wasp)
         return 0;
     budget_stat(p, "samples", &samples);
-    b->nclocked++;
+    b->nclocked += threads;
     b->clock_ns = merge_sat_add(b->clock_ns, clock - wasp);
     b->clocked_cpu_ns = merge_sat_add(b->clocked_cpu_ns, cpu);
     b->samples = merge_sat_add(b->samples, samples);
     return clock - wasp;
 }
 
+/* A profile stands for one thread, or for the threads folded into its
+ * process's ended-threads profile, which is no thread: it has no overhead
+ * of its own among the threads', only its part of the whole. wasp's time
+ * in the threads' starts and ends (lifecycle_ns) counts with its
+ * handlers': a program that starts a thread per task pays it per task. */
 int merge_budget_add(merge_budget *b, const profile *p)
 {
     uint64_t ppm, cost = 0, cpu = 0, wasp = 0, cut = 0, periods = 0, imax = 0, clocked;
+    uint64_t threads = profile_threads(p), life = profile_stat(p, "lifecycle_ns");
     if (budget_stat(p, "budget.ppm", &ppm) != 0) return 0;
     budget_stat(p, "budget.signal_cost_ns", &cost);
     budget_stat(p, "budget.cpu_ns", &cpu);
@@ -60,8 +67,10 @@ int merge_budget_add(merge_budget *b, const profile *p)
     budget_stat(p, "budget.cut_ns", &cut);
     budget_stat(p, "budget.periods_milli", &periods);
     budget_stat(p, "budget.interval_max", &imax);
-    if (b->nthreads++ == 0) b->ppm = (uint32_t)(ppm > UINT32_MAX ? UINT32_MAX : ppm);
+    if (b->nprofiles++ == 0) b->ppm = (uint32_t)(ppm > UINT32_MAX ? UINT32_MAX : ppm);
     else if (b->ppm != ppm) b->ppm_mixed = 1;
+    b->nthreads += threads;
+    b->lifecycle_ns = merge_sat_add(b->lifecycle_ns, life);
     if (cost > b->signal_cost_ns) b->signal_cost_ns = cost;
     if (imax > b->interval_max) b->interval_max = imax;
     b->cpu_ns = merge_sat_add(b->cpu_ns, cpu);
@@ -69,14 +78,15 @@ int merge_budget_add(merge_budget *b, const profile *p)
     b->cut_ns = merge_sat_add(b->cut_ns, cut);
     b->periods_milli = merge_sat_add(b->periods_milli, periods);
     b->threads_cut += cut > 0;
-    clocked = clocked_cpu(b, p, cpu, wasp);
+    clocked = clocked_cpu(b, p, cpu, wasp, threads);
     if (clocked)
         cpu = clocked;
+    wasp = merge_sat_add(wasp, life);
+    b->measured_wasp_ns = merge_sat_add(b->measured_wasp_ns, wasp);
     if (!cpu)
         return 0;
-    b->measured_wasp_ns = merge_sat_add(b->measured_wasp_ns, wasp);
     b->measured_cpu_ns = merge_sat_add(b->measured_cpu_ns, cpu);
-    return add_overhead(b, (double)wasp / (double)cpu);
+    return p->tid == PROFILE_ENDED_TID ? 0 : add_overhead(b, (double)wasp / (double)cpu);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -93,8 +103,9 @@ void merge_budget_finish(merge_budget *b)
         b->overhead_max = b->overheads[n - 1];
         b->overhead_median = n % 2 ? b->overheads[n / 2]
                                    : (b->overheads[n / 2 - 1] + b->overheads[n / 2]) / 2;
-        b->overhead_all = (double)b->measured_wasp_ns / (double)b->measured_cpu_ns;
     }
+    if (b->measured_cpu_ns)
+        b->overhead_all = (double)b->measured_wasp_ns / (double)b->measured_cpu_ns;
     b->mean_interval = b->periods_milli
         ? (uint64_t)((double)b->cpu_ns * 1000.0 / (double)b->periods_milli) : 0;
     /* Every thread clocked: the time between samples as it was. Samples

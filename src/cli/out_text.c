@@ -142,15 +142,21 @@ static void text_budget(FILE *f, const merge_model *m)
     else if (!b->ppm) fputs("off", f);
     else fprintf(f, "%g%% of each thread's CPU time", (double)b->ppm / 1e4);
     fputc('\n', f);
-    if (b->noverheads == 1)
+    if (b->nthreads == 1 && b->noverheads == 1)
         fprintf(f, "  est. overhead:  %.2f%% of the thread's CPU time (1 thread;\n"
                 "                  handler time + %.1f \xc2\xb5s per signal)\n",
                 100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3);
     else if (b->noverheads)
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time; max %.2f%%, median %.2f%% of a\n"
-                "                  thread's (%zu threads; handler time + %.1f \xc2\xb5s per signal)\n",
+                "                  thread's (%zu thread%s; handler time + %.1f \xc2\xb5s per signal)\n",
                 100.0 * b->overhead_all, 100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
-                (double)b->signal_cost_ns / 1e3);
+                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3);
+    else if (b->measured_cpu_ns)
+        fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time\n", 100.0 * b->overhead_all);
+    if (b->lifecycle_ns)
+        fprintf(f, "  thread costs:   %.1f ms in %zu threads' starts and ends (%.1f \xc2\xb5s a thread),\n"
+                "                  counted in est. overhead\n", (double)b->lifecycle_ns / 1e6,
+                b->nthreads, (double)b->lifecycle_ns / 1e3 / (double)b->nthreads);
     if (b->mean_interval) {
         fputs("  mean interval:  ", f);
         text_interval(f, m, b->mean_interval);
@@ -257,8 +263,12 @@ static void text_header(FILE *f, const merge_model *m)
     if (!exact)
         fprintf(f, "                  sampling error: %.1f%% to %.1f%% (95%%, %" PRIu64 " pairs counted)\n",
                 100.0 * m->fraction_lo, 100.0 * m->fraction_hi, m->count);
-    fprintf(f, "  threads:        %zu in %zu process%s\n", m->nthreads, m->nprocesses,
+    uint64_t folded = merge_stat_value(m, "threads_folded");
+    fprintf(f, "  threads:        %zu in %zu process%s", m->nthreads, m->nprocesses,
             m->nprocesses == 1 ? "" : "es");
+    if (folded)
+        fprintf(f, "; %" PRIu64 " ended with no pair (counted, no file each)", folded);
+    fputc('\n', f);
     if (merge_stat_value(m, "attached"))
         fprintf(f, "  attached:       started in a running JVM (wasp attach); %" PRIu64
                 " of its threads were running already\n", merge_stat_value(m, "preexisting"));

@@ -262,3 +262,8 @@ uint64_t profile_stat(const profile *p, const char *name)
         if (p->stats[i].name && !strcmp(p->stats[i].name, name)) return p->stats[i].value;
     return 0;
 }
+
+uint64_t profile_threads(const profile *p)
+{
+    return p->tid == PROFILE_ENDED_TID ? profile_stat(p, "threads_folded") : 1;
+}

@@ -181,7 +181,7 @@ static int report_load(merge_model *m, completeness *c, const report_paths *ps, 
         size_t before = m->duplicates;
         if (!o->pid_set || p.pid == o->pid) {
             rc = merge_add(m, &p, ps->v[i], err, sizeof err);
-            if (rc == 0 && m->duplicates == before && completeness_found(c, p.pid) != 0)
+            if (rc == 0 && m->duplicates == before && completeness_found(c, p.pid, profile_threads(&p)) != 0)
                 snprintf(err, sizeof err, "out of memory"), rc = -1;
             int64_t ns = report_written_ns(ps->v[i]);
             if (ns > o->written_ns) o->written_ns = ns;

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "completeness.h"
+#include "profile.h"
 #include "publish.h"
 #include "report_walk.h"
 
@@ -183,6 +184,23 @@ typedef struct run_found {
     char msg[512];            /* what the manifests find missing */
 } run_found;
 
+/* The threads a profile stands for: 1, or what an ended-threads profile
+ * (named 0-N) says; 0 when it cannot be read (the report will say why). */
+static uint64_t run_threads_in(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strncmp(base, "0-", 2) != 0)
+        return 1;
+    profile p;
+    char err[256];
+    if (profile_read(path, &p, err, sizeof err) != 0)
+        return 0;
+    uint64_t n = profile_threads(&p);
+    profile_free(&p);
+    return n;
+}
+
 /* Walks dir as the report will (no links followed). */
 static void run_check_walk(const char *dir, run_found *f)
 {
@@ -192,7 +210,7 @@ static void run_check_walk(const char *dir, run_found *f)
     if (report_walk_find(&ps, &c, dir) == 0) {
         f->profiles = ps.n;
         for (size_t i = 0; i < ps.n; i++) {
-            completeness_found(&c, completeness_pid_of(ps.v[i]));
+            completeness_found(&c, completeness_pid_of(ps.v[i]), run_threads_in(ps.v[i]));
             f->ckpts += (size_t)report_walk_is_checkpoint(ps.v[i]);
         }
         f->missing = completeness_missing(&c, -1, f->msg, sizeof f->msg);

@@ -73,6 +73,18 @@ void budget_flush(budget_state *b)
     b->win_cpu_ns = b->win_wasp_ns = b->win_trap_ns = 0;
 }
 
+void budget_fold(budget_state *into, const budget_state *from)
+{
+    budget_state f = *from;
+    budget_flush(&f);
+    into->cpu_ns += f.cpu_ns;
+    into->wasp_ns += f.wasp_ns;
+    into->cut_ns += f.cut_ns;
+    into->periods_milli += f.periods_milli;
+    if (f.period_max > into->period_max)
+        into->period_max = f.period_max;
+}
+
 uint64_t budget_sample(budget_state *b, uint64_t cpu_ns)
 {
     b->win_cpu_ns += cpu_ns;

@@ -48,6 +48,10 @@ typedef struct budget_state {
 void budget_init(budget_state *b, uint32_t ppm, uint64_t signal_cost_ns, uint64_t floor,
                  uint64_t ceiling, int slots);
 
+/* Normal context. Adds from's totals (its open window included) to into's:
+ * an ended thread's account kept in the process's ended-threads profile. */
+void budget_fold(budget_state *into, const budget_state *from);
+
 /* Signal context. One signal of ours took handler_ns of the thread's CPU
  * time in the handler; trap says it was a watchpoint's. */
 void budget_charge(budget_state *b, uint64_t handler_ns, int trap);

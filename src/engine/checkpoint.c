@@ -10,6 +10,7 @@
  * checkpoint is still being written: profile_build.c's naming makes the
  * final one win.
  */
+#include "clock.h"
 #include "checkpoint.h"
 
 #include <errno.h>
@@ -39,13 +40,6 @@ typedef struct cp_copy {
     uint32_t nodes_cap, entries_cap;
     uint64_t pause_ns;
 } cp_copy;
-
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void cp_copy_free(cp_copy *c)
 {
@@ -87,8 +81,11 @@ static void cp_take(thread_state *t, cp_copy *c)
 {
     uint32_t n = t->contexts.used, m = t->pairs.used;
     *c->state = *t;
-    memcpy(c->nodes, t->contexts.nodes, (size_t)n * sizeof(*c->nodes));
-    memcpy(c->entries, t->pairs.entries, (size_t)m * sizeof(*c->entries));
+    /* The ended threads' state has no tables (engine.c: fold_ended). */
+    if (n)
+        memcpy(c->nodes, t->contexts.nodes, (size_t)n * sizeof(*c->nodes));
+    if (m)
+        memcpy(c->entries, t->pairs.entries, (size_t)m * sizeof(*c->entries));
     c->state->contexts.nodes = c->nodes;
     c->state->contexts.buckets = NULL;
     c->state->contexts.nbuckets = 0;

@@ -7,6 +7,7 @@
  * the signal, times it, hands it over and charges the thread's overhead
  * budget (budget.h), which may lengthen the thread's sampling interval.
  */
+#include "clock.h"
 #include "handler.h"
 
 #include <dlfcn.h>
@@ -31,13 +32,6 @@ static int empty_handler;
 static sigaction_fn libc_sigaction;
 /* The sampler whose period the budget sets. */
 static const sampler *active_sampler;
-
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t now_ns(void)
 {

@@ -17,6 +17,7 @@
  * Written against the kernel sources and never run on a machine with a PMU:
  * docs/pmu.md lists what was and was not verified.
  */
+#include "clock.h"
 #include "sampler_pmu.h"
 
 #include <errno.h>
@@ -158,13 +159,6 @@ enum drop_reason pmu_sample_access(const ringbuf_sample *s, pid_t tid, const uco
     return DROP_NONE;
 }
 
-static uint64_t pmu_thread_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int pmu_thread_start(thread_state *t, const wasp_options *o, char *err, size_t errlen)
 {
     int fd = pmu_open(&pmu.ev, t->tid, o->period, (uint64_t)t | SIG_TAG_SAMPLER);
@@ -181,7 +175,7 @@ static int pmu_thread_start(thread_state *t, const wasp_options *o, char *err, s
     }
     t->sampler_ring = ring;
     t->sampler_fd = fd;
-    t->cpu_mark_ns = pmu_thread_cpu_ns();
+    t->cpu_mark_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     return 0;
 }
 
@@ -226,7 +220,7 @@ static enum drop_reason pmu_take(thread_state *t, const siginfo_t *si, const uco
  * counted in the handler's own time). */
 static uint64_t pmu_cpu_since_sample(thread_state *t)
 {
-    uint64_t now = pmu_thread_cpu_ns(), was = t->cpu_mark_ns;
+    uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID), was = t->cpu_mark_ns;
     t->cpu_mark_ns = now;
     return now > was ? now - was : 0;
 }

@@ -6,6 +6,7 @@
  * time divided by the signals taken is what each one cost. Three rounds,
  * the cheapest kept: other processes only ever add to it.
  */
+#include "clock.h"
 #include "signal_cost.h"
 
 #include <signal.h>
@@ -30,19 +31,12 @@ static void count_signal(int sig, siginfo_t *si, void *uc)
     signals_seen++;
 }
 
-static uint64_t thread_cpu_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
-
 static uint64_t timed_loop(void)
 {
-    uint64_t start = thread_cpu_ns();
+    uint64_t start = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (uint64_t i = 0; i < PROBE_LOOPS; i++)
         sink = i;
-    return thread_cpu_ns() - start;
+    return clock_ns(CLOCK_THREAD_CPUTIME_ID) - start;
 }
 
 static uint64_t one_round(int fd)

@@ -67,6 +67,19 @@ void thread_release(thread_state *t)
     pthread_mutex_unlock(&arena.lock);
 }
 
+void thread_fold(thread_state *into, const thread_state *from)
+{
+    for (int i = 0; i < STAT_COUNT; i++)
+        into->stats[i] += from->stats[i];
+    for (int r = 0; r < DROP_REASON_COUNT; r++)
+        into->drops[r] += from->drops[r];
+    for (int i = 0; i < from->watch.nslots; i++)
+        into->stats[STAT_UNFINISHED_FOLDED] += from->watch.slot[i].armed != 0;
+    into->stats[STAT_THREADS_FOLDED]++;
+    into->clock_ns += from->clock_ns;
+    budget_fold(&into->budget, &from->budget);
+}
+
 static int thread_quiet(thread_state *t)
 {
     return !__atomic_load_n(&t->in_handler, __ATOMIC_SEQ_CST);
@@ -149,7 +162,7 @@ const char *thread_stat_name(enum thread_stat s)
         "code_breaks", "code_hits", "guards", "guard_declined", "weighted_pairs",
         "weight_squares", "rate_weights", "rate_weight_squares", "touched_behind",
         "past_target", "traps_at_target", "traps_clobbered", "traps_partial", "next_pass",
-        "unplaced",
+        "unplaced", "lifecycle_ns", "threads_folded", "unfinished_folded",
     };
     return (unsigned)s < STAT_COUNT ? names[s] : "unknown";
 }

@@ -60,6 +60,10 @@ enum thread_stat {
     STAT_NEXT_PASS,      /* samples in a loop body that took their access's run on the next pass (monitor.c) */
     STAT_UNPLACED,       /* samples in code whose function no unwind or symbol table gives: only
                             the instruction at the pc could be taken (sampler_soft.c) */
+    STAT_LIFECYCLE_NS,   /* wasp's time in the thread's start and end (events, tables, stacks,
+                            building the profile written at its end) */
+    STAT_THREADS_FOLDED, /* the ended threads' profile only: threads folded into it (engine.c) */
+    STAT_UNFINISHED_FOLDED, /* the ended threads' profile only: their watches still armed at the end */
     STAT_COUNT
 };
 
@@ -89,6 +93,7 @@ struct thread_state {
     int pausing;               /* set by the checkpoint thread while it copies the tables */
     uint64_t seq;              /* the profile's number in its pid directory (<tid>-<seq>.wasp) */
     int written;               /* its profile was written: never twice */
+    int timed_write;           /* written at its end: the build counts in its lifecycle_ns */
     uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
     budget_state budget;       /* what wasp costs the thread, and its interval now */
     uint64_t clock_ns;         /* its CPU time while sampled, from the sampler (0: unknown) */
@@ -114,6 +119,12 @@ thread_state *thread_alloc(void);
 /* Normal context. Gives t's slot back; late signals that still carry its
  * address are recognised as ours and ignored. */
 void thread_release(thread_state *t);
+
+/* Normal context, neither thread's handler running: adds the counters of
+ * from, an ended thread with no pair, to into, the ended threads' profile
+ * (its stats, drops, CPU time, budget, unfinished watches; one more thread
+ * folded). */
+void thread_fold(thread_state *into, const thread_state *from);
 
 /* In a forked child: the arena's lock may have been held by a parent's
  * thread that did not come along. */

@@ -35,8 +35,8 @@ TEST(complete_run_says_nothing)
     completeness c = { 0 };
     CHECK_EQ_U(read_manifest(&c, "10", "wasp-manifest\t1\npid\t10\nstart\t10\nstart\t11\n"
                              "wrote\t11\nwrote\t10\nexit\n"), 0);
-    completeness_found(&c, 10);
-    completeness_found(&c, 10);
+    completeness_found(&c, 10, 1);
+    completeness_found(&c, 10, 1);
     CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 0);
     completeness_free(&c);
 }
@@ -47,7 +47,7 @@ TEST(killed_process_is_named)
     /* The last record was cut by the kill: ignored, not an error. */
     CHECK_EQ_U(read_manifest(&c, "20", "wasp-manifest\t1\npid\t20\nstart\t20\nstart\t21\n"
                              "start\t22\nwrote\t21\nsta"), 0);
-    completeness_found(&c, 20);
+    completeness_found(&c, 20, 1);
     CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 2);
     CHECK_STR(msg, "2 of 3 threads' profiles missing (2: process 20 was killed (or exec'd) "
                    "before it wrote them)");
@@ -61,7 +61,7 @@ TEST(reasons_are_counted_and_copies_once)
                     "start\t32\nlost\t32\tdescriptor_budget\nwrote\t30\nexit\n";
     CHECK_EQ_U(read_manifest(&c, "30", m), 0);
     CHECK_EQ_U(read_manifest(&c, "copy", m), 0);     /* cp -r of the pid directory */
-    completeness_found(&c, 30);
+    completeness_found(&c, 30, 1);
     CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 2);
     CHECK_STR(msg, "2 of 3 threads' profiles missing (1: the disk was full, 1: over the "
                    "descriptor budget: raise `ulimit -n`)");
@@ -76,11 +76,33 @@ TEST(sandboxed_process_is_counted)
     completeness c = { 0 };
     CHECK_EQ_U(read_manifest(&c, "50", "wasp-manifest\t1\npid\t50\nstart\t50\nwrote\t50\nexit\n"
                              "sandboxed\n"), 0);
-    completeness_found(&c, 50);
+    completeness_found(&c, 50, 1);
     CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 0);
     CHECK_EQ_U(completeness_sandboxed(&c), 1);
     CHECK_EQ_U(completeness_ended(&c), 0);
     CHECK(read_manifest(&c, "51", "wasp-manifest\t1\npid\t51\nsandboxed\tx\n") != 0);
+    completeness_free(&c);
+}
+
+/* Threads that ended with no pair have no file of their own: the ended
+ * threads' profile stands for them, as many as it folded. Its checkpoint,
+ * taken before the last of them ended, leaves those missing. */
+TEST(ended_threads_profile_counts_its_threads)
+{
+    completeness c = { 0 };
+    CHECK_EQ_U(read_manifest(&c, "60", "wasp-manifest\t1\npid\t60\nstart\t60\nstart\t61\n"
+                             "start\t62\nstart\t63\nwrote\t60\nexit\n"), 0);
+    completeness_found(&c, 60, 1);
+    completeness_found(&c, 60, 3);
+    CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 0);
+    completeness_free(&c);
+    CHECK_EQ_U(read_manifest(&c, "70", "wasp-manifest\t1\npid\t70\nstart\t70\nstart\t71\n"
+                             "start\t72\n"), 0);
+    completeness_found(&c, 70, 1);
+    completeness_found(&c, 70, 1);
+    CHECK_EQ_U(completeness_missing(&c, -1, msg, sizeof msg), 1);
+    CHECK_STR(msg, "1 of 3 threads' profiles missing (1: process 70 was killed (or exec'd) "
+                   "before it wrote them)");
     completeness_free(&c);
 }
 
@@ -117,6 +139,7 @@ int main(void)
     RUN(killed_process_is_named);
     RUN(reasons_are_counted_and_copies_once);
     RUN(sandboxed_process_is_counted);
+    RUN(ended_threads_profile_counts_its_threads);
     RUN(damaged_manifests_are_refused);
     RUN(printable_is_utf8_without_controls);
     char cmd[300];

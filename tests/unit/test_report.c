@@ -444,6 +444,43 @@ static void put_file(const char *path, const char *text)
     }
 }
 
+/* A budgeted thread's account: its CPU time by its task clock, wasp's
+ * handler time, and its start and end. */
+static void write_accounted(const char *path, int64_t tid, uint64_t folded, uint64_t clock_ns,
+                            uint64_t wasp_ns, uint64_t lifecycle_ns)
+{
+    prof_stat stats[] = { { "samples", 3 }, { "threads_folded", folded },
+                          { "lifecycle_ns", lifecycle_ns }, { "budget.ppm", 20000 },
+                          { "budget.cpu_ns", clock_ns / 2 }, { "budget.wasp_ns", wasp_ns },
+                          { "budget.clock_ns", clock_ns } };
+    profile p = { 0 };
+    p.stats = stats;
+    p.nstats = sizeof stats / sizeof stats[0];
+    write_with_header(&p, path, "silent-store", 200, tid);
+}
+
+/* Threads that ended with no pair are one profile (tid 0) standing for
+ * them all: counted as threads, their starts and ends in the overhead. */
+TEST(ended_threads_profile_is_counted_and_costed)
+{
+    mkdir(tmp_path("ended"), 0755);
+    mkdir(tmp_path("ended/200"), 0755);
+    write_accounted(tmp_path("ended/200/200-0.wasp"), 200, 0, 10000000, 100000, 50000);
+    write_accounted(tmp_path("ended/200/0-1.wasp"), 0, 3, 2000000, 0, 5950000);
+    put_file(tmp_path("ended/200/manifest"), "wasp-manifest\t1\npid\t200\nstart\t200\n"
+             "start\t201\nstart\t202\nstart\t203\nwrote\t200\nexit\n");
+    const char *out = tmp_path("ended.txt");
+    CHECK_EQ_U(run_report(tmp_path("ended"), "-o", out, NULL), 0);
+    const char *doc = get_file(out);
+    CHECK(doc && strstr(doc, "  threads:        4 in 1 process; 3 ended with no pair (counted, no file each)\n"));
+    CHECK(doc && !strstr(doc, "incomplete"));
+    /* (0.1 + 0.05 + 5.95 ms) of (9.9 + 2) ms; the thread alone: 0.15 of 9.9 */
+    CHECK(doc && strstr(doc, "  est. overhead:  51.26% of all threads' CPU time; max 1.52%, median 1.52% of a\n"
+                             "                  thread's (1 thread; "));
+    CHECK(doc && strstr(doc, "  thread costs:   6.0 ms in 4 threads' starts and ends (1500.0 \xc2\xb5s a thread),\n"));
+    CHECK(strstr(errtext, "missing") == NULL);
+}
+
 TEST(final_profile_supersedes_its_checkpoint)
 {
     char *v[] = { strdup("d/1/10-0.checkpoint"), strdup("d/1/10-0.wasp"),
@@ -533,6 +570,7 @@ int main(void)
     RUN(json_escapes_strings);
     RUN(error_exits);
     RUN(rejects_damaged_and_mixed);
+    RUN(ended_threads_profile_is_counted_and_costed);
     RUN(final_profile_supersedes_its_checkpoint);
     RUN(killed_run_counts_each_thread_once);
     RUN(damaged_checkpoint_is_left_out_with_a_warning);
