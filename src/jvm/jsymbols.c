@@ -18,15 +18,17 @@ void jvm_symbols_init(jvmtiEnv *env)
 }
 
 /* "Ljava/util/HashMap$HashIterator;" -> "java.util.HashMap$HashIterator".
- * A hidden class (a lambda) keeps the '/' before its address suffix, as
- * the JDK prints it: "Main$$Lambda$14/0x0000000800c01000". */
+ * JVMTI writes a hidden class (a lambda) with a '.' before its address
+ * suffix, which no other class name has ("LMain$$Lambda.0x...;" on JDK 25,
+ * "LMain$$Lambda$14.0x...;" on 17): it is printed as the JDK prints it,
+ * "Main$$Lambda/0x0000000800c01000", not as a class of that name. */
 static void class_name(const char *sig, char *out, size_t len)
 {
     size_t n = 0;
     if (*sig == 'L')
         sig++;
     for (; *sig && *sig != ';' && n + 1 < len; sig++)
-        out[n++] = *sig == '/' && strncmp(sig + 1, "0x", 2) != 0 ? '.' : *sig;
+        out[n++] = *sig == '/' ? '.' : *sig == '.' ? '/' : *sig;
     out[n] = '\0';
 }
 

@@ -390,7 +390,10 @@ case_many_threads() {
     fi
     local f="ManyThreads.update:ManyThreads.java:$l;ManyThreads.work:ManyThreads.java"
     if [ "$TRAPS" = 1 ]; then
-        verdict "$n" --pair "$f" "$f" --thread-names w 1000 --min-threads 1001
+        # The workers run a method reference: its hidden class named as the
+        # JDK names it (JVMTI gives "ManyThreads$$Lambda.0x...").
+        verdict "$n" --pair "$f" "$f" --thread-names w 1000 --min-threads 1001 \
+            --frame '^ManyThreads\$\$Lambda(\$[0-9]+)?/0x[0-9a-f]+\.run$'
     else
         verdict "$n" --thread-names w 1000 --min-threads 1001
     fi

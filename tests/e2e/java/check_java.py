@@ -38,6 +38,8 @@ usage: check_java.py report REPORT.json [options]
                        CPU time, printed by the program): the raw profile of
                        each such thread must hold NANOS / interval samples,
                        +-25% (the per-thread CPU-time sampler works in it)
+  --frame REGEX        some frame of some pair's contexts has a function name
+                       matching REGEX (Python re.search)
   --thread-names PREFIX COUNT
                        the raw profiles under --rundir hold at most one profile
                        for each thread named PREFIX0001..PREFIX<COUNT>, and the
@@ -273,6 +275,13 @@ def check(args):
             raise Fail("merged count %d != sum of per-thread counts %s" % (p["count"], per_thread))
         notes.append("count %d = %s" % (p["count"], "+".join(map(str, per_thread))))
 
+    for regex in args.frame:
+        names = {f for p in pairs for side in (p["watch"], p["trap"]) for f, _, _ in side_frames(side)}
+        hits = sorted(n for n in names if n and re.search(regex, n))
+        if not hits:
+            raise Fail("no frame matches %s (e.g. %s)" % (regex, ", ".join(sorted(n for n in names if n)[:4])))
+        notes.append("frame %s" % hits[0])
+
     if args.thread_names:
         # A worker that ended with no pair has no file of its own: the
         # ended-threads profile (tid 0) counts it, among threads_folded.
@@ -411,6 +420,7 @@ def main():
     ap.add_argument("--rundir")
     ap.add_argument("--merged", action="store_true")
     ap.add_argument("--thread-names", nargs=2)
+    ap.add_argument("--frame", action="append", default=[])
     ap.add_argument("--cpu-file")
     args = ap.parse_args(sys.argv[2:])
     args.pair = [(parse_frames(w), parse_frames(t)) for w, t in args.pair]
