@@ -86,7 +86,7 @@ int merge_budget_add(merge_budget *b, const profile *p)
     if (!cpu)
         return 0;
     b->measured_cpu_ns = merge_sat_add(b->measured_cpu_ns, cpu);
-    return p->tid == PROFILE_ENDED_TID ? 0 : add_overhead(b, (double)wasp / (double)cpu);
+    return profile_is_ended(p) ? 0 : add_overhead(b, (double)wasp / (double)cpu);
 }
 
 static int cmp_double(const void *a, const void *b)

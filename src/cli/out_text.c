@@ -153,7 +153,10 @@ static void text_budget(FILE *f, const merge_model *m)
                 b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3);
     else if (b->measured_cpu_ns)
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time\n", 100.0 * b->overhead_all);
-    if (b->lifecycle_ns)
+    if (b->lifecycle_ns && b->nthreads == 1)
+        fprintf(f, "  thread costs:   %.1f ms in the thread's start and end, counted in est. overhead\n",
+                (double)b->lifecycle_ns / 1e6);
+    else if (b->lifecycle_ns)
         fprintf(f, "  thread costs:   %.1f ms in %zu threads' starts and ends (%.1f \xc2\xb5s a thread),\n"
                 "                  counted in est. overhead\n", (double)b->lifecycle_ns / 1e6,
                 b->nthreads, (double)b->lifecycle_ns / 1e3 / (double)b->nthreads);

@@ -263,7 +263,12 @@ uint64_t profile_stat(const profile *p, const char *name)
     return 0;
 }
 
+int profile_is_ended(const profile *p)
+{
+    return p->tid == PROFILE_ENDED_TID && profile_stat(p, "threads_folded") > 0;
+}
+
 uint64_t profile_threads(const profile *p)
 {
-    return p->tid == PROFILE_ENDED_TID ? profile_stat(p, "threads_folded") : 1;
+    return profile_is_ended(p) ? profile_stat(p, "threads_folded") : 1;
 }

@@ -103,6 +103,7 @@ static int cp_copy_thread(thread_state *t, void *arg)
     cp_copy *c = arg;
     uint32_t n = __atomic_load_n(&t->contexts.used, __ATOMIC_RELAXED);
     uint32_t m = __atomic_load_n(&t->pairs.used, __ATOMIC_RELAXED);
+    t->checkpointed = 1;   /* a checkpoint may appear: its final profile must supersede it */
     if (cp_reserve(c, n + n / 8 + 64, m + m / 8 + 64) < 0)
         return -1;
     uint64_t start = clock_ns(CLOCK_MONOTONIC);

@@ -121,9 +121,12 @@ unsigned long profile_crc(const char *buf, size_t len);
 /* Value of a stat by name, 0 when absent. */
 uint64_t profile_stat(const profile *p, const char *name);
 
-/* A process's ended-threads profile has this tid: the counters of its
- * threads that ended with no pair, folded into one file (docs/profile-format.md). */
+/* A process's ended-threads profile has this tid and at least one
+ * `threads_folded`: the counters of its threads that ended with no pair,
+ * folded into one file (docs/profile-format.md). */
 #define PROFILE_ENDED_TID 0
+
+int profile_is_ended(const profile *p);
 
 /* The threads a profile stands for: 1, or the ended-threads profile's
  * `threads_folded`. */

@@ -94,6 +94,7 @@ struct thread_state {
     uint64_t seq;              /* the profile's number in its pid directory (<tid>-<seq>.wasp) */
     int written;               /* its profile was written: never twice */
     int timed_write;           /* written at its end: the build counts in its lifecycle_ns */
+    int checkpointed;          /* the checkpoint thread copied it (under the registry lock) */
     uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
     budget_state budget;       /* what wasp costs the thread, and its interval now */
     uint64_t clock_ns;         /* its CPU time while sampled, from the sampler (0: unknown) */

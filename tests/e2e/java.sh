@@ -376,6 +376,21 @@ case_threads() {
     verdict "$n" --pair "$f" "$f" --merged --min-threads 4 --site "$f" 0.65 0.85 --fraction 0.65 0.85 "${cpu[@]}"
 }
 
+# The planted store in 16 virtual threads (JDK 21 and later): they run on
+# carrier threads, which are what the OS, perf events and JVMTI know, and
+# their frames sit below Continuation.enterSpecial on the carrier's stack.
+case_virtual_threads() {
+    local n=virtual_threads@$V l c
+    [ "${V:-0}" -ge 21 ] 2>/dev/null || return   # virtual threads came with JDK 21
+    selected "$n" || return
+    needs_traps "$n" || return
+    l=$(line VirtualThreads.java vthreads) && c=$(line VirtualThreads.java vthreads-call) || { fail "$n" "no marker"; return; }
+    wasp_run "$n" silent-store VirtualThreads "$SECS" || return
+    want_rc "$n" 0 || return
+    local f="VirtualThreads.update:VirtualThreads.java:$l;VirtualThreads.work:VirtualThreads.java:$c"
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85
+}
+
 # --- robustness ------------------------------------------------------------------
 
 case_many_threads() {
@@ -587,6 +602,7 @@ all_cases() {
         case_bias odd-even oddEven 0.50
         case_bias ratio ratio 0.75
         case_threads
+        case_virtual_threads
         case_many_threads
         case_gc gc_serial -XX:+UseSerialGC
         case_gc gc_g1 -XX:+UseG1GC

@@ -89,6 +89,10 @@ def check_budget(report, summary):
     expect("%.2f%% of all threads" % (100 * budget["overhead_all"]) in summary,
            "the summary lacks the overhead of all threads, %.2f%%" % (100 * budget["overhead_all"]))
     expect("mean interval" in summary, "the summary lacks the effective mean interval")
+    life = budget.get("lifecycle_ns") or 0
+    expect(life > 0, "the JSON report's budget has no lifecycle_ns (wasp's time in thread starts and ends)")
+    expect("thread costs" in summary and "%.1f ms in" % (life / 1e6) in summary,
+           "the summary lacks the thread costs, %.1f ms" % (life / 1e6))
 
 
 def check_report(b, report, html_path):
