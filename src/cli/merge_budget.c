@@ -55,11 +55,14 @@ static uint64_t clocked_cpu(merge_budget *b, const profile *p, uint64_t cpu, uin
  * process's ended-threads profile, which is no thread: it has no overhead
  * of its own among the threads', only its part of the whole. wasp's time
  * in the threads' starts and ends (lifecycle_ns) counts with its
- * handlers': a program that starts a thread per task pays it per task. */
+ * handlers' (a program that starts a thread per task pays it per task),
+ * and so does the checkpoint thread's CPU time spent on each thread's
+ * checkpoints (checkpoint_ns), which grows with the thread's tables. */
 int merge_budget_add(merge_budget *b, const profile *p)
 {
     uint64_t ppm, cost = 0, cpu = 0, wasp = 0, cut = 0, periods = 0, imax = 0, clocked;
     uint64_t threads = profile_threads(p), life = profile_stat(p, "lifecycle_ns");
+    uint64_t ckpt = profile_stat(p, "checkpoint_ns");
     if (budget_stat(p, "budget.ppm", &ppm) != 0) return 0;
     budget_stat(p, "budget.signal_cost_ns", &cost);
     budget_stat(p, "budget.cpu_ns", &cpu);
@@ -71,6 +74,7 @@ int merge_budget_add(merge_budget *b, const profile *p)
     else if (b->ppm != ppm) b->ppm_mixed = 1;
     b->nthreads += threads;
     b->lifecycle_ns = merge_sat_add(b->lifecycle_ns, life);
+    b->checkpoint_ns = merge_sat_add(b->checkpoint_ns, ckpt);
     if (cost > b->signal_cost_ns) b->signal_cost_ns = cost;
     if (imax > b->interval_max) b->interval_max = imax;
     b->cpu_ns = merge_sat_add(b->cpu_ns, cpu);
@@ -81,7 +85,7 @@ int merge_budget_add(merge_budget *b, const profile *p)
     clocked = clocked_cpu(b, p, cpu, wasp, threads);
     if (clocked)
         cpu = clocked;
-    wasp = merge_sat_add(wasp, life);
+    wasp = merge_sat_add(merge_sat_add(wasp, life), ckpt);
     b->measured_wasp_ns = merge_sat_add(b->measured_wasp_ns, wasp);
     if (!cpu)
         return 0;

@@ -142,15 +142,16 @@ static void text_budget(FILE *f, const merge_model *m)
     else if (!b->ppm) fputs("off", f);
     else fprintf(f, "%g%% of each thread's CPU time", (double)b->ppm / 1e4);
     fputc('\n', f);
+    const char *ckpt = b->checkpoint_ns ? ", checkpoints" : "";
     if (b->nthreads == 1 && b->noverheads == 1)
         fprintf(f, "  est. overhead:  %.2f%% of the thread's CPU time (1 thread;\n"
-                "                  handler time + %.1f \xc2\xb5s per signal)\n",
-                100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3);
+                "                  handler time + %.1f \xc2\xb5s per signal%s)\n",
+                100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3, ckpt);
     else if (b->noverheads)
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time; max %.2f%%, median %.2f%% of a\n"
-                "                  thread's (%zu thread%s; handler time + %.1f \xc2\xb5s per signal)\n",
+                "                  thread's (%zu thread%s; handler time + %.1f \xc2\xb5s per signal%s)\n",
                 100.0 * b->overhead_all, 100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
-                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3);
+                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3, ckpt);
     else if (b->measured_cpu_ns)
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time\n", 100.0 * b->overhead_all);
     if (b->lifecycle_ns && b->nthreads == 1)
@@ -187,6 +188,20 @@ static void text_budget(FILE *f, const merge_model *m)
  * symbol table gives can take only the instruction at their pc, rarely an
  * access (the timer lands after the one that took the time): the report
  * would otherwise read as if that code did few accesses. */
+/* A thread's context tree and pair table grow at each checkpoint; with
+ * checkpoints off (or past their largest size) a full table drops every
+ * sample of a context first seen after, and the report shows what ran
+ * first. */
+static void text_tables_full(FILE *f, const merge_model *m)
+{
+    uint64_t samples = merge_stat_value(m, "samples"), full = merge_stat_value(m, "drop.table_full");
+    if (samples && full * 100 >= samples)
+        fprintf(f, "  note: %.1f%% of the samples found their thread's tables full and were dropped:\n"
+                "        contexts first seen late are missing. wasp grows the tables at each\n"
+                "        checkpoint: keep --flush on (10s by default), or use a longer --interval.\n",
+                100.0 * (double)full / (double)samples);
+}
+
 static void text_unplaced(FILE *f, const merge_model *m)
 {
     uint64_t samples = merge_stat_value(m, "samples"), unplaced = merge_stat_value(m, "unplaced");
@@ -319,6 +334,7 @@ static void text_header(FILE *f, const merge_model *m)
                 m->heaviest + 1, found, 100.0 * m->heaviest_share, 100.0 * m->fraction_without_heaviest);
     }
     text_unplaced(f, m);
+    text_tables_full(f, m);
     if (m->count < TEXT_FEW_PAIRS)
         fprintf(f, "  note: only %" PRIu64 " pairs counted: for a closer estimate run longer or\n"
                 "        sample more often (--interval 1ms, or 500us for short programs).\n", m->count);

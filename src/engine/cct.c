@@ -60,6 +60,29 @@ static uint32_t child_of(cct *t, uint32_t parent, frame_key f)
     return i;
 }
 
+int cct_half_full(const cct *t)
+{
+    return __atomic_load_n(&t->used, __ATOMIC_RELAXED) > t->cap / 2;
+}
+
+void cct_move(cct *t, cct *bigger)
+{
+    for (uint32_t i = 0; i < t->used; i++)
+        bigger->nodes[i] = t->nodes[i];
+    bigger->used = t->used;
+    /* Buckets are by (parent, frame) and the mask is new: chains rebuilt,
+     * later nodes first as insertion left them. */
+    for (uint32_t i = 1; i < bigger->used; i++) {
+        cct_node *n = &bigger->nodes[i];
+        uint32_t b = bucket_of(bigger, n->parent, n->frame);
+        n->next = bigger->buckets[b];
+        bigger->buckets[b] = i;
+    }
+    cct old = *t;
+    *t = *bigger;
+    *bigger = old;
+}
+
 uint32_t cct_intern(cct *t, const frame_key *leaf_first, int n)
 {
     uint32_t node = 0;

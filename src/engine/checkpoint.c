@@ -95,24 +95,96 @@ static void cp_take(thread_state *t, cp_copy *c)
     c->state->pairs.cap = m;
 }
 
+/* A thread's table past half full moves into one twice as large while
+ * its handler stands aside for the copy (ids unchanged). A long run fills
+ * the first ones: Rhino sampled every 100 µs for 14 s (93,000 samples, 15
+ * minutes of CPU at the default interval) filled its 64 Ki-node context
+ * tree and lost 14% of its samples, those of every context first seen
+ * after, so a profile left running for hours would show what ran first.
+ * Up to these (48 MiB of tree, 10 MiB of pairs a thread, as used). */
+#define CCT_MAX_NODES (1u << 21)
+#define PAIRS_MAX (1u << 18)
+
+typedef struct cp_bigger {
+    cct contexts;
+    pair_table pairs;
+    int has_contexts, has_pairs;
+} cp_bigger;
+
+/* Before the pause: mapping takes a while. */
+static void cp_bigger_map(const thread_state *t, cp_bigger *g)
+{
+    memset(g, 0, sizeof(*g));
+    if (t->contexts.cap && t->contexts.cap < CCT_MAX_NODES && cct_half_full(&t->contexts))
+        g->has_contexts = cct_init(&g->contexts, t->contexts.cap * 2) == 0;
+    if (t->pairs.cap && t->pairs.cap < PAIRS_MAX && pairs_half_full(&t->pairs))
+        g->has_pairs = pairs_init(&g->pairs, t->pairs.cap * 2) == 0;
+}
+
+/* During the pause. */
+static void cp_bigger_move(thread_state *t, cp_bigger *g)
+{
+    if (g->has_contexts)
+        cct_move(&t->contexts, &g->contexts);
+    if (g->has_pairs)
+        pairs_move(&t->pairs, &g->pairs);
+    if (g->has_contexts || g->has_pairs)
+        t->stats[STAT_TABLES_GROWN]++;
+}
+
+/* After it: the old tables (or the unused new ones). */
+static void cp_bigger_unmap(cp_bigger *g)
+{
+    if (g->has_contexts)
+        cct_destroy(&g->contexts);
+    if (g->has_pairs)
+        pairs_destroy(&g->pairs);
+}
+
+/* Under the registry lock: sets t's pausing flag, waits until its handler
+ * is out, runs fn, clears the flag. The pause's length in *pause_ns; -1
+ * (fn not run) when the handler did not go quiet. */
+static int cp_paused(thread_state *t, int (*fn)(thread_state *t, void *arg), void *arg,
+                     uint64_t *pause_ns)
+{
+    uint64_t start = clock_ns(CLOCK_MONOTONIC);
+    __atomic_store_n(&t->pausing, 1, __ATOMIC_SEQ_CST);
+    int rc = thread_wait_quiet(t) == 0 ? fn(t, arg) : -1;
+    __atomic_store_n(&t->pausing, 0, __ATOMIC_SEQ_CST);
+    *pause_ns = clock_ns(CLOCK_MONOTONIC) - start;
+    return rc;
+}
+
+typedef struct cp_copy_job {
+    cp_copy *copy;
+    cp_bigger bigger;
+} cp_copy_job;
+
+static int cp_copy_paused(thread_state *t, void *arg)
+{
+    cp_copy_job *j = arg;
+    if (cp_reserve(j->copy, t->contexts.used, t->pairs.used) < 0)
+        return -1;
+    cp_take(t, j->copy);
+    cp_bigger_move(t, &j->bigger);
+    return 0;
+}
+
 /* Under the registry lock (engine_with_thread). The tables may grow
  * between the reservation and the pause (the handler runs until then):
  * reserved with room to spare, and grown during the pause if not enough. */
 static int cp_copy_thread(thread_state *t, void *arg)
 {
-    cp_copy *c = arg;
+    cp_copy_job j = { .copy = arg };
+    cp_copy *c = j.copy;
     uint32_t n = __atomic_load_n(&t->contexts.used, __ATOMIC_RELAXED);
     uint32_t m = __atomic_load_n(&t->pairs.used, __ATOMIC_RELAXED);
     t->checkpointed = 1;   /* a checkpoint may appear: its final profile must supersede it */
     if (cp_reserve(c, n + n / 8 + 64, m + m / 8 + 64) < 0)
         return -1;
-    uint64_t start = clock_ns(CLOCK_MONOTONIC);
-    __atomic_store_n(&t->pausing, 1, __ATOMIC_SEQ_CST);
-    int rc = thread_wait_quiet(t) == 0 && cp_reserve(c, t->contexts.used, t->pairs.used) == 0 ? 0 : -1;
-    if (rc == 0)
-        cp_take(t, c);
-    __atomic_store_n(&t->pausing, 0, __ATOMIC_SEQ_CST);
-    c->pause_ns = clock_ns(CLOCK_MONOTONIC) - start;
+    cp_bigger_map(t, &j.bigger);
+    int rc = cp_paused(t, cp_copy_paused, &j, &c->pause_ns);
+    cp_bigger_unmap(&j.bigger);
     if (rc == 0) {
         /* Counted by the handler meanwhile, this copy's own included. */
         c->state->stats[STAT_CHECKPOINT_SKIPPED] =
@@ -121,6 +193,28 @@ static int cp_copy_thread(thread_state *t, void *arg)
         c->state->stats[STAT_CHECKPOINT_PAUSE_NS] += c->pause_ns;
     }
     return rc;
+}
+
+static int cp_grow_paused(thread_state *t, void *arg)
+{
+    cp_bigger_move(t, arg);
+    return 0;
+}
+
+/* Under the registry lock: only the tables grown, no checkpoint (a tick
+ * the CPU share left out, cp_gap). */
+static int cp_grow_thread(thread_state *t, void *unused)
+{
+    cp_bigger bigger;
+    uint64_t pause_ns;
+    (void)unused;
+    cp_bigger_map(t, &bigger);
+    if (!bigger.has_contexts && !bigger.has_pairs)
+        return 0;
+    if (cp_paused(t, cp_grow_paused, &bigger, &pause_ns) == 0)
+        t->stats[STAT_CHECKPOINT_PAUSE_NS] += pause_ns;
+    cp_bigger_unmap(&bigger);
+    return 0;
 }
 
 typedef struct cp_cost {
@@ -164,6 +258,16 @@ static int cp_one(uint64_t seq, cp_copy *c)
 }
 
 /* Every live thread, one at a time; holding cp.lock. */
+/* Every live thread's tables grown where they are past half full. */
+static void cp_grow_pass(void)
+{
+    uint64_t *seqs;
+    size_t n = engine_live_seqs(&seqs);
+    for (size_t i = 0; i < n && !__atomic_load_n(&cp.stopping, __ATOMIC_ACQUIRE); i++)
+        engine_with_thread(seqs[i], cp_grow_thread, NULL);
+    free(seqs);
+}
+
 static int cp_pass(void)
 {
     uint64_t *seqs;
@@ -183,6 +287,19 @@ static void cp_deadline(struct timespec *ts, uint64_t ns)
     ts->tv_nsec = (long)(ns % 1000000000ULL);
 }
 
+/* The time to the next checkpoint: the period, or, when one cost more than
+ * 1/CP_CPU_SHARE of it, that many times its CPU time, so the checkpoint
+ * thread never takes more than 1% of a CPU; the ticks between only grow
+ * the tables. A pass's cost grows with the
+ * threads' tables (every frame is named again): one Rhino thread with
+ * 17,000 pairs took 140 ms, every second under --flush 1s. */
+#define CP_CPU_SHARE 100
+
+static uint64_t cp_gap(uint64_t pass_cpu_ns)
+{
+    return pass_cpu_ns * CP_CPU_SHARE > cp.period_ns ? pass_cpu_ns * CP_CPU_SHARE : cp.period_ns;
+}
+
 static void *cp_main(void *unused)
 {
     (void)unused;
@@ -195,14 +312,22 @@ static void *cp_main(void *unused)
     pthread_mutex_lock(&cp.lock);
     for (;;) {
         unsigned run = cp.generation;
-        uint64_t next = clock_ns(CLOCK_MONOTONIC) + cp.period_ns;
+        uint64_t next = clock_ns(CLOCK_MONOTONIC) + cp.period_ns, write_at = next;
         while (!__atomic_load_n(&cp.stopping, __ATOMIC_ACQUIRE)) {
             struct timespec ts;
             cp_deadline(&ts, next);
             if (pthread_cond_timedwait(&cp.wake, &cp.lock, &ts) != ETIMEDOUT)
                 continue;
-            if (__atomic_load_n(&cp.stopping, __ATOMIC_ACQUIRE) || cp_pass() < 0)
+            if (__atomic_load_n(&cp.stopping, __ATOMIC_ACQUIRE))
                 break;
+            if (next >= write_at) {
+                uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+                if (cp_pass() < 0)
+                    break;
+                write_at = next + cp_gap(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu);
+            } else {
+                cp_grow_pass();   /* cheap: tables fill between checkpoints */
+            }
             /* A pass longer than the period: the next starts a period after it. */
             uint64_t now = clock_ns(CLOCK_MONOTONIC);
             next = next + cp.period_ns > now ? next + cp.period_ns : now + cp.period_ns;

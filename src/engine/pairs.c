@@ -40,16 +40,48 @@ void pairs_destroy(pair_table *p)
     p->index = NULL;
 }
 
+static uint32_t slot_of(const pair_table *p, uint32_t watch_ctx, uint32_t trap_ctx)
+{
+    uint64_t h = ((uint64_t)watch_ctx << 32 | trap_ctx) * 0x9E3779B97F4A7C15ULL;
+    return (uint32_t)(h >> 32) & (p->cap - 1);
+}
+
+/* Keeps a quarter of the index free so probes stay short. */
+static uint32_t pairs_limit(const pair_table *p)
+{
+    return p->cap - p->cap / 4;
+}
+
+int pairs_half_full(const pair_table *p)
+{
+    return __atomic_load_n(&p->used, __ATOMIC_RELAXED) > pairs_limit(p) / 2;
+}
+
+void pairs_move(pair_table *p, pair_table *bigger)
+{
+    uint32_t mask = bigger->cap - 1;
+    for (uint32_t j = 0; j < p->used; j++) {
+        const pair_entry *e = &p->entries[j];
+        uint32_t i = slot_of(bigger, e->watch_ctx, e->trap_ctx);
+        while (bigger->index[i])
+            i = (i + 1) & mask;
+        bigger->entries[j] = *e;
+        bigger->index[i] = j + 1;
+    }
+    bigger->used = p->used;
+    pair_table old = *p;
+    *p = *bigger;
+    *bigger = old;
+}
+
 int pairs_add(pair_table *p, uint32_t watch_ctx, uint32_t trap_ctx,
               uint32_t bytes, uint32_t wasteful, uint32_t approx)
 {
-    uint64_t h = ((uint64_t)watch_ctx << 32 | trap_ctx) * 0x9E3779B97F4A7C15ULL;
     uint32_t mask = p->cap - 1;
-    for (uint32_t i = (uint32_t)(h >> 32) & mask, n = 0; n < p->cap; i = (i + 1) & mask, n++) {
+    for (uint32_t i = slot_of(p, watch_ctx, trap_ctx), n = 0; n < p->cap; i = (i + 1) & mask, n++) {
         pair_entry *e;
         if (p->index[i] == 0) {
-            /* Keep a quarter of the index free so probes stay short. */
-            if (p->used >= p->cap - p->cap / 4)
+            if (p->used >= pairs_limit(p))
                 return -1;
             e = &p->entries[p->used++];
             e->watch_ctx = watch_ctx;

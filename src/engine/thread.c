@@ -162,7 +162,7 @@ const char *thread_stat_name(enum thread_stat s)
         "code_breaks", "code_hits", "guards", "guard_declined", "weighted_pairs",
         "weight_squares", "rate_weights", "rate_weight_squares", "touched_behind",
         "past_target", "traps_at_target", "traps_clobbered", "traps_partial", "next_pass",
-        "unplaced", "lifecycle_ns", "threads_folded", "unfinished_folded",
+        "unplaced", "lifecycle_ns", "threads_folded", "unfinished_folded", "tables_grown",
     };
     return (unsigned)s < STAT_COUNT ? names[s] : "unknown";
 }

@@ -64,6 +64,7 @@ enum thread_stat {
                             building the profile written at its end) */
     STAT_THREADS_FOLDED, /* the ended threads' profile only: threads folded into it (engine.c) */
     STAT_UNFINISHED_FOLDED, /* the ended threads' profile only: their watches still armed at the end */
+    STAT_TABLES_GROWN,   /* its context tree or pair table moved into a larger one (checkpoint.c) */
     STAT_COUNT
 };
 

@@ -104,6 +104,32 @@ TEST(the_whole_run_s_share_beside_the_threads)
     merge_free(&m);
 }
 
+/* wasp's work outside the handlers counts too: a thread's start and end
+ * (lifecycle_ns) and the checkpoint thread's CPU time on its checkpoints
+ * (checkpoint_ns). */
+TEST(thread_costs_and_checkpoints_count_in_the_overhead)
+{
+    merge_model m;
+    prof_stat st[2][10];
+    profile p[2] = {
+        thread_profile(st[0], 31, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
+        thread_profile(st[1], 32, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
+    };
+    st[0][8] = (prof_stat){ "checkpoint_ns", 30000000 };
+    st[0][9] = (prof_stat){ "lifecycle_ns", 0 };
+    st[1][8] = (prof_stat){ "checkpoint_ns", 0 };
+    st[1][9] = (prof_stat){ "lifecycle_ns", 5000000 };
+    p[0].nstats = p[1].nstats = 10;
+    merge_all(&m, p, 2);
+    const merge_budget *b = &m.budget;
+    CHECK(b->overhead_max > 0.0399 && b->overhead_max < 0.0401);       /* (10 + 30) / 1000 */
+    CHECK(b->overhead_all > 0.0274 && b->overhead_all < 0.0276);       /* (40 + 15) / 2000 */
+    char *json = budget_json(b);
+    CHECK(strstr(json, "\"lifecycle_ns\": 5000000, \"checkpoint_ns\": 30000000") != NULL);
+    free(json);
+    merge_free(&m);
+}
+
 TEST(off_mixed_and_profiles_without_a_budget)
 {
     merge_model m;
@@ -191,5 +217,6 @@ int main(void)
     RUN(a_task_clock_gives_the_interval_as_it_was);
     RUN(the_whole_run_s_share_beside_the_threads);
     RUN(off_mixed_and_profiles_without_a_budget);
+    RUN(thread_costs_and_checkpoints_count_in_the_overhead);
     return HARNESS_EXIT();
 }

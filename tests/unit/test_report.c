@@ -481,6 +481,26 @@ TEST(ended_threads_profile_is_counted_and_costed)
     CHECK(strstr(errtext, "missing") == NULL);
 }
 
+/* Samples a full table dropped are called out from 1% on: the contexts
+ * first seen after are missing. */
+TEST(samples_full_tables_dropped_are_called_out)
+{
+    prof_stat stats[] = { { "samples", 200 }, { "drop.table_full", 30 } };
+    profile p = { 0 };
+    p.stats = stats;
+    p.nstats = 2;
+    mkdir(tmp_path("full"), 0755);
+    write_with_header(&p, tmp_path("full/1.wasp"), "silent-store", 500, 500);
+    CHECK_EQ_U(run_report(tmp_path("full"), "-o", tmp_path("full.txt"), NULL), 0);
+    const char *doc = get_file(tmp_path("full.txt"));
+    CHECK(doc && strstr(doc, "  note: 15.0% of the samples found their thread's tables full and were dropped:\n"));
+    stats[1].value = 1;
+    write_with_header(&p, tmp_path("full/1.wasp"), "silent-store", 500, 500);
+    CHECK_EQ_U(run_report(tmp_path("full"), "-o", tmp_path("full.txt"), NULL), 0);
+    doc = get_file(tmp_path("full.txt"));
+    CHECK(doc && !strstr(doc, "tables full"));
+}
+
 TEST(final_profile_supersedes_its_checkpoint)
 {
     char *v[] = { strdup("d/1/10-0.checkpoint"), strdup("d/1/10-0.wasp"),
@@ -571,6 +591,7 @@ int main(void)
     RUN(error_exits);
     RUN(rejects_damaged_and_mixed);
     RUN(ended_threads_profile_is_counted_and_costed);
+    RUN(samples_full_tables_dropped_are_called_out);
     RUN(final_profile_supersedes_its_checkpoint);
     RUN(killed_run_counts_each_thread_once);
     RUN(damaged_checkpoint_is_left_out_with_a_warning);

@@ -63,10 +63,73 @@ TEST(pairs_accumulate_and_refuse_when_full)
     pairs_destroy(&p);
 }
 
+/* A full tree moved into one twice its size: every path keeps its id,
+ * lookups find them through the rebuilt buckets, and new paths fit. */
+TEST(cct_moved_keeps_ids_and_takes_more)
+{
+    cct t, bigger;
+    frame_key path[2], out[4];
+    uint32_t id[64];
+    CHECK(cct_init(&t, 64) == 0);
+    for (uint32_t i = 0; i < 31; i++) {                 /* 31 paths of 2 frames: 62 nodes + root */
+        path[0] = (frame_key){ 1000 + i, 0 };
+        path[1] = (frame_key){ 10 + i, i };
+        id[i] = cct_intern(&t, path, 2);
+        CHECK(id[i] != 0);
+    }
+    path[0] = (frame_key){ 5000, 0 };
+    path[1] = (frame_key){ 6000, 0 };
+    CHECK_EQ_U(cct_intern(&t, path, 2), 0);            /* full (6000 got the last node) */
+    CHECK(cct_half_full(&t));
+    uint32_t used = t.used;
+    CHECK(cct_init(&bigger, 128) == 0);
+    cct_move(&t, &bigger);
+    cct_destroy(&bigger);                               /* the old one */
+    CHECK_EQ_U(t.cap, 128);
+    for (uint32_t i = 0; i < 31; i++) {
+        path[0] = (frame_key){ 1000 + i, 0 };
+        path[1] = (frame_key){ 10 + i, i };
+        CHECK_EQ_U(cct_intern(&t, path, 2), id[i]);
+        CHECK_EQ_U(cct_path(&t, id[i], out, 4), 2);
+        CHECK_EQ_U(out[0].id, 1000 + i);
+    }
+    CHECK_EQ_U(t.used, used);                           /* nothing interned twice */
+    path[0] = (frame_key){ 5000, 0 };
+    path[1] = (frame_key){ 6000, 0 };
+    CHECK_EQ_U(cct_intern(&t, path, 2), used);         /* 6000 found, 5000 new */
+    cct_destroy(&t);
+}
+
+TEST(pairs_moved_keep_their_sums_and_take_more)
+{
+    pair_table p, bigger;
+    CHECK(pairs_init(&p, 8) == 0);
+    for (uint32_t c = 1; c <= 6; c++)
+        CHECK(pairs_add(&p, c, c + 1, c, 1, 0) == 0);
+    CHECK(pairs_add(&p, 40, 41, 1, 0, 0) < 0);          /* full */
+    CHECK(pairs_half_full(&p));
+    CHECK(pairs_init(&bigger, 16) == 0);
+    pairs_move(&p, &bigger);
+    pairs_destroy(&bigger);
+    CHECK_EQ_U(p.used, 6);
+    for (uint32_t c = 1; c <= 6; c++)                   /* found again, not added anew */
+        CHECK(pairs_add(&p, c, c + 1, c, 1, 0) == 0);
+    CHECK_EQ_U(p.used, 6);
+    for (uint32_t j = 0; j < 6; j++) {
+        CHECK_EQ_U(p.entries[j].count, 2);
+        CHECK_EQ_U(p.entries[j].bytes, 2 * (j + 1));
+    }
+    CHECK(pairs_add(&p, 40, 41, 1, 0, 0) == 0);
+    CHECK_EQ_U(p.used, 7);
+    pairs_destroy(&p);
+}
+
 int main(void)
 {
     RUN(cct_shares_prefixes_and_returns_paths_leaf_first);
     RUN(cct_refuses_when_full);
     RUN(pairs_accumulate_and_refuse_when_full);
+    RUN(cct_moved_keeps_ids_and_takes_more);
+    RUN(pairs_moved_keep_their_sums_and_take_more);
     return HARNESS_EXIT();
 }
