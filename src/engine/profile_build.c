@@ -336,7 +336,7 @@ static void count_build(profile *p, const thread_state *t, uint64_t began_ns)
     const char *name = thread_stat_name(STAT_LIFECYCLE_NS);
     for (size_t i = 0; t->timed_write && i < p->nstats; i++)
         if (!strcmp(p->stats[i].name, name))
-            p->stats[i].value += clock_ns(CLOCK_MONOTONIC) - began_ns;
+            p->stats[i].value += clock_ns(CLOCK_THREAD_CPUTIME_ID) - began_ns;
 }
 
 /* <tid>-<seq>.wasp or .checkpoint: the number, else -1. */
@@ -422,7 +422,7 @@ static int build_and_write(const thread_state *t, const profile_build_env *env,
     int rc;
 
     memset(&p, 0, sizeof(p));
-    uint64_t began_ns = clock_ns(CLOCK_MONOTONIC);
+    uint64_t began_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);   /* as engine.c's LIFECYCLE_CLOCK */
     int built = build(&b, env, checkpoint_ms);
     if (built == 0)
         count_build(&p, t, began_ns);
