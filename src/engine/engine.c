@@ -333,6 +333,11 @@ static void read_thread_name(pid_t tid, char *name, size_t len)
     fclose(f);
 }
 
+/* wasp's time in a thread's start and end (lifecycle_ns): CPU time, so
+ * that threads ending together (a server's workers at its shutdown, each
+ * naming its frames) are not charged for waiting on one another. */
+#define LIFECYCLE_CLOCK CLOCK_THREAD_CPUTIME_ID
+
 /* Starts sampling thread tid: the caller itself (own), or, for a run
  * started in a live process, a thread that was running before it. perf
  * events open for any thread of the process and a sigtrap event signals
@@ -340,11 +345,6 @@ static void read_thread_name(pid_t tid, char *name, size_t len)
  * signal stack, its first handler does (handler.c): that one handler runs
  * on the thread's own stack, which HotSpot keeps deep enough for native
  * code (its shadow pages) wherever Java code runs. */
-/* wasp's time in a thread's start and end (lifecycle_ns): CPU time, so
- * that threads ending together (a server's workers at its shutdown, each
- * naming its frames) are not charged for waiting on one another. */
-#define LIFECYCLE_CLOCK CLOCK_THREAD_CPUTIME_ID
-
 static thread_state *thread_begin(pid_t tid, void *thread_data, int own, uint64_t lo, uint64_t hi)
 {
     char err[512];
@@ -667,6 +667,7 @@ thread_state *engine_after_fork_child(void *thread_data)
     engine.env.pid = engine.pid;
     pthread_mutex_init(&engine.lock, NULL);
     thread_after_fork_child();
+    signal_stack_after_fork_child();
     checkpoint_after_fork_child();
     if (make_pid_dir(err, sizeof(err)) < 0) {
         fprintf(stderr, "[wasp] ERROR %s\n", err);

@@ -59,6 +59,11 @@ void signal_stack_unmap(void *stack)
         munmap(stack, ALTSTACK_SIZE);
 }
 
+void signal_stack_after_fork_child(void)
+{
+    pthread_mutex_init(&kept.lock, NULL);
+}
+
 void signal_stack_give(thread_state *t)
 {
     stack_t now, ours;

@@ -22,6 +22,10 @@ void signal_stack_give(thread_state *t);
  * wasp's stack back unless the program installed its own since. */
 void signal_stack_take(thread_state *t);
 
+/* In a forked child: the kept stacks' lock may have been held by a
+ * parent's thread that did not come along. */
+void signal_stack_after_fork_child(void);
+
 /* Runs fn(t) on t's signal stack when the calling thread's own stack has
  * little room left, else where it stands. */
 void signal_stack_run(thread_state *t, void (*fn)(thread_state *t));
