@@ -121,15 +121,20 @@ static void cp_bigger_map(const thread_state *t, cp_bigger *g)
         g->has_pairs = pairs_init(&g->pairs, t->pairs.cap * 2) == 0;
 }
 
-/* During the pause. */
+/* During the pause. Marked busy as the handler marks its own changes: a
+ * process killed in the middle leaves the guardian a half-moved table,
+ * which it must not read (engine.c, write_after_end). */
 static void cp_bigger_move(thread_state *t, cp_bigger *g)
 {
+    if (!g->has_contexts && !g->has_pairs)
+        return;
+    __atomic_store_n(&t->tables_busy, 1, __ATOMIC_SEQ_CST);
     if (g->has_contexts)
         cct_move(&t->contexts, &g->contexts);
     if (g->has_pairs)
         pairs_move(&t->pairs, &g->pairs);
-    if (g->has_contexts || g->has_pairs)
-        t->stats[STAT_TABLES_GROWN]++;
+    t->stats[STAT_TABLES_GROWN]++;
+    __atomic_store_n(&t->tables_busy, 0, __ATOMIC_SEQ_CST);
 }
 
 /* After it: the old tables (or the unused new ones). */
