@@ -295,9 +295,9 @@ static void cp_deadline(struct timespec *ts, uint64_t ns)
 /* The time to the next checkpoint: the period, or, when one cost more than
  * 1/CP_CPU_SHARE of it, that many times its CPU time, so the checkpoint
  * thread never takes more than 1% of a CPU; the ticks between only grow
- * the tables. A pass's cost grows with the
- * threads' tables (every frame is named again): one Rhino thread with
- * 17,000 pairs took 140 ms, every second under --flush 1s. */
+ * the tables. A checkpoint's cost grows with the threads' tables (every
+ * frame is named again): a Rhino run whose main thread held 17,000 pairs
+ * averaged 140 ms a checkpoint (54 of them, every second under --flush 1s). */
 #define CP_CPU_SHARE 100
 
 static uint64_t cp_gap(uint64_t pass_cpu_ns)
