@@ -57,14 +57,19 @@ static uint64_t clocked_cpu(merge_budget *b, const profile *p, uint64_t cpu, uin
  * in the threads' starts and ends (lifecycle_ns) counts with its
  * handlers' (a program that starts a thread per task pays it per task),
  * and so does the checkpoint thread's CPU time spent on each thread's
- * checkpoints (checkpoint_ns), which grows with the thread's tables. */
+ * checkpoints (checkpoint_ns), which grows with the thread's tables, and
+ * what wasp's events added to the thread's context switches (switch_ns):
+ * a server's worker that blocks per request pays it per request. */
 int merge_budget_add(merge_budget *b, const profile *p)
 {
-    uint64_t ppm, cost = 0, cpu = 0, wasp = 0, cut = 0, periods = 0, imax = 0, clocked;
+    uint64_t ppm, cost = 0, switch_cost = 0, switch_armed = 0, switch_floor = 0, cpu = 0, wasp = 0, cut = 0, periods = 0, imax = 0, clocked;
     uint64_t threads = profile_threads(p), life = profile_stat(p, "lifecycle_ns");
-    uint64_t ckpt = profile_stat(p, "checkpoint_ns");
+    uint64_t ckpt = profile_stat(p, "checkpoint_ns"), switch_ns = profile_stat(p, "switch_ns");
     if (budget_stat(p, "budget.ppm", &ppm) != 0) return 0;
     budget_stat(p, "budget.signal_cost_ns", &cost);
+    budget_stat(p, "budget.switch_cost_ns", &switch_cost);
+    budget_stat(p, "budget.switch_armed_ns", &switch_armed);
+    budget_stat(p, "budget.switch_floor_ns", &switch_floor);
     budget_stat(p, "budget.cpu_ns", &cpu);
     budget_stat(p, "budget.wasp_ns", &wasp);
     budget_stat(p, "budget.cut_ns", &cut);
@@ -75,7 +80,12 @@ int merge_budget_add(merge_budget *b, const profile *p)
     b->nthreads += threads;
     b->lifecycle_ns = merge_sat_add(b->lifecycle_ns, life);
     b->checkpoint_ns = merge_sat_add(b->checkpoint_ns, ckpt);
+    b->switches = merge_sat_add(b->switches, profile_stat(p, "switches"));
+    b->switch_ns = merge_sat_add(b->switch_ns, switch_ns);
     if (cost > b->signal_cost_ns) b->signal_cost_ns = cost;
+    if (switch_cost > b->switch_cost_ns) b->switch_cost_ns = switch_cost;
+    if (switch_armed > b->switch_armed_ns) b->switch_armed_ns = switch_armed;
+    if (switch_floor > b->switch_floor_ns) b->switch_floor_ns = switch_floor;
     if (imax > b->interval_max) b->interval_max = imax;
     b->cpu_ns = merge_sat_add(b->cpu_ns, cpu);
     b->wasp_ns = merge_sat_add(b->wasp_ns, wasp);
@@ -85,7 +95,7 @@ int merge_budget_add(merge_budget *b, const profile *p)
     clocked = clocked_cpu(b, p, cpu, wasp, threads);
     if (clocked)
         cpu = clocked;
-    wasp = merge_sat_add(merge_sat_add(wasp, life), ckpt);
+    wasp = merge_sat_add(merge_sat_add(merge_sat_add(wasp, life), ckpt), switch_ns);
     b->measured_wasp_ns = merge_sat_add(b->measured_wasp_ns, wasp);
     if (!cpu)
         return 0;

@@ -23,13 +23,16 @@ typedef struct merge_budget {
     size_t nthreads;            /* the threads they stand for (profile_threads) */
     uint64_t lifecycle_ns;      /* wasp's time in those threads' starts and ends */
     uint64_t checkpoint_ns;     /* the checkpoint thread's CPU time on their checkpoints */
+    uint64_t switches;          /* their context switches while sampled ... */
+    uint64_t switch_ns;         /* ... and what wasp's events added to them */
+    uint64_t switch_cost_ns, switch_floor_ns, switch_armed_ns;  /* the largest measured (switch_cost.h) */
     uint32_t ppm;               /* the budget (parts per million, 0: off) of the first ... */
     int ppm_mixed;              /* ... unless threads disagree */
     uint64_t signal_cost_ns;    /* the largest charged per signal */
     double *overheads;          /* wasp time / CPU time of each thread that ran sampled */
     size_t noverheads, cap;
     double overhead_max, overhead_median;
-    /* All those threads' wasp time (handlers, lifecycle, checkpoints) over
+    /* All those threads' wasp time (handlers, lifecycle, checkpoints, switches) over
      * all their CPU time: a JVM's short threads (JFR's, say) can read 25% while the
      * process pays 1.5%. */
     uint64_t measured_wasp_ns, measured_cpu_ns;

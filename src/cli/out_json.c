@@ -143,10 +143,14 @@ void json_write_budget(FILE *f, const merge_budget *b)
             ", \"mean_interval\": %" PRIu64 ", \"interval_max\": %" PRIu64
             ", \"signal_cost_ns\": %" PRIu64 ", \"cpu_ns\": %" PRIu64 ", \"wasp_ns\": %" PRIu64
             ", \"clock_ns\": %" PRIu64 ", \"threads_clocked\": %zu, \"lifecycle_ns\": %" PRIu64
-            ", \"checkpoint_ns\": %" PRIu64 "}",
+            ", \"checkpoint_ns\": %" PRIu64 ", \"switches\": %" PRIu64 ", \"switch_ns\": %" PRIu64
+            ", \"switch_cost_ns\": %" PRIu64 ", \"switch_floor_ns\": %" PRIu64
+            ", \"switch_armed_ns\": %" PRIu64
+            ", \"measured_cpu_ns\": %" PRIu64 "}",
             b->nthreads, b->noverheads, b->threads_cut, b->threads_cut ? "true" : "false",
             b->mean_interval, b->interval_max, b->signal_cost_ns, b->cpu_ns, b->wasp_ns,
-            b->clock_ns, b->nclocked, b->lifecycle_ns, b->checkpoint_ns);
+            b->clock_ns, b->nclocked, b->lifecycle_ns, b->checkpoint_ns, b->switches, b->switch_ns,
+            b->switch_cost_ns, b->switch_floor_ns, b->switch_armed_ns, b->measured_cpu_ns);
 }
 
 int json_write_report(FILE *f, const merge_model *m, size_t top)

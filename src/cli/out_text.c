@@ -142,7 +142,8 @@ static void text_budget(FILE *f, const merge_model *m)
     else if (!b->ppm) fputs("off", f);
     else fprintf(f, "%g%% of each thread's CPU time", (double)b->ppm / 1e4);
     fputc('\n', f);
-    const char *ckpt = b->checkpoint_ns ? ", checkpoints" : "";
+    const char *ckpt = b->checkpoint_ns ? (b->switch_ns ? ", switches, checkpoints" : ", checkpoints")
+                                        : b->switch_ns ? ", switches" : "";
     if (b->nthreads == 1 && b->noverheads == 1)
         fprintf(f, "  est. overhead:  %.2f%% of the thread's CPU time (1 thread;\n"
                 "                  handler time + %.1f \xc2\xb5s per signal%s)\n",
@@ -161,6 +162,11 @@ static void text_budget(FILE *f, const merge_model *m)
         fprintf(f, "  thread costs:   %.1f ms in %zu threads' starts and ends (%.1f \xc2\xb5s a thread),\n"
                 "                  counted in est. overhead\n", (double)b->lifecycle_ns / 1e6,
                 b->nthreads, (double)b->lifecycle_ns / 1e3 / (double)b->nthreads);
+    if (b->switch_ns)
+        fprintf(f, "  switch costs:   %.1f ms in %" PRIu64 " context switches (%.2f \xc2\xb5s each; measured:\n"
+                "                  %.2f \xc2\xb5s + %.2f \xc2\xb5s per armed watch), counted in est. overhead\n",
+                (double)b->switch_ns / 1e6, b->switches, (double)b->switch_ns / 1e3 / (double)b->switches,
+                (double)b->switch_cost_ns / 1e3, (double)b->switch_armed_ns / 1e3);
     if (b->mean_interval) {
         fputs("  mean interval:  ", f);
         text_interval(f, m, b->mean_interval);
@@ -182,6 +188,11 @@ static void text_budget(FILE *f, const merge_model *m)
         text_interval(f, m, b->interval_max);
         fputs("):\n        fewer samples than asked; --budget off or a larger budget keeps the rate.\n", f);
     }
+    if (b->measured_cpu_ns && b->switch_ns * 100 >= b->measured_cpu_ns)
+        fprintf(f, "  note: context switches cost %.1f%% of the threads' CPU time: wasp's sampler and\n"
+                "        watches make every switch of a sampled thread dearer, and the budget cannot\n"
+                "        cut that; fewer --slots cut the watches' part, and intervals under 10 ms cost more.\n",
+                100.0 * (double)b->switch_ns / (double)b->measured_cpu_ns);
 }
 
 /* Samples in code whose function bounds neither an unwind table nor a

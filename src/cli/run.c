@@ -29,6 +29,7 @@
 #include "pmu_events.h"
 #include "sampler.h"
 #include "signal_cost.h"
+#include "switch_cost.h"
 #include "watch_check.h"
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
@@ -305,25 +306,50 @@ static int check_watches(char *options, size_t size, int no_watch_check, const w
  * library: the overhead budget charges it per signal (budget.h). Intervals
  * under a millisecond are also checked against it: a program sampled
  * faster than the machine can deliver and handle signals would barely
- * run. Such an interval is lengthened to the floor, with one WARN line. */
+ * run. Such an interval is lengthened to the floor, with one WARN line.
+ * *interval is the interval the run will use. */
 #define FLOOR_CHECK_BELOW_NS 1000000ULL
 
-static int pass_signal_cost(char *options, size_t size, const wasp_options *o)
+static int pass_signal_cost(char *options, size_t size, const wasp_options *o, const sampler *s,
+                            uint64_t *interval)
 {
     char value[32];
     uint64_t cost = signal_cost_ns(), floor = signal_cost_floor_ns(cost);
+    *interval = o->interval_ns;
     if (cost) {
         snprintf(value, sizeof(value), "%lluns", (unsigned long long)cost);
         if (run_append_option(options, size, "signal-cost", value) < 0)
             return -1;
     }
-    if (o->sampler == SAMPLER_PMU || o->interval_ns >= FLOOR_CHECK_BELOW_NS || o->interval_ns >= floor)
+    if (s == &sampler_pmu || o->interval_ns >= FLOOR_CHECK_BELOW_NS || o->interval_ns >= floor)
         return 0;
     fprintf(stderr, "[wasp] WARN --interval %.0fus is shorter than this machine sustains (one sampler "
             "signal costs %.1fus of CPU here): sampling every %.0fus instead\n",
             (double)o->interval_ns / 1e3, (double)cost / 1e3, (double)floor / 1e3);
+    *interval = floor;
     snprintf(value, sizeof(value), "%lluns", (unsigned long long)floor);
     return run_append_option(options, size, "interval", value);
+}
+
+/* What wasp's events add to each context switch of a sampled thread
+ * (switch_cost.h, ~50-100 ms): every profile charges its thread's
+ * switches with it. The software sampler's part depends on its interval;
+ * the PMU sampler's is not measured. 1 ns stands for none measured. */
+static int pass_switch_cost(char *options, size_t size, const wasp_options *o, const sampler *s,
+                            uint64_t interval)
+{
+    char value[32];
+    switch_cost c;
+    if (switch_cost_measure(o->slots, s == &sampler_pmu ? 0 : interval, &c) < 0)
+        return 0;
+    snprintf(value, sizeof(value), "%lluns", (unsigned long long)(c.base_ns ? c.base_ns : 1));
+    if (run_append_option(options, size, "switch-cost", value) < 0)
+        return -1;
+    snprintf(value, sizeof(value), "%lluns", (unsigned long long)(c.floor_ns ? c.floor_ns : 1));
+    if (run_append_option(options, size, "switch-floor-cost", value) < 0)
+        return -1;
+    snprintf(value, sizeof(value), "%lluns", (unsigned long long)(c.armed_ns ? c.armed_ns : 1));
+    return run_append_option(options, size, "switch-armed-cost", value);
 }
 
 int run_check_machine(const wasp_options *o, int no_watch_check, char *options, size_t size)
@@ -342,7 +368,10 @@ int run_check_machine(const wasp_options *o, int no_watch_check, char *options, 
         fprintf(stderr, "[wasp] ERROR hardware sampling unavailable: %s\n", err);
         return -1;
     }
-    if (check_watches(options, size, no_watch_check, o) < 0 || pass_signal_cost(options, size, o) < 0)
+    uint64_t interval;
+    if (check_watches(options, size, no_watch_check, o) < 0 ||
+        pass_signal_cost(options, size, o, s, &interval) < 0 ||
+        pass_switch_cost(options, size, o, s, interval) < 0)
         return -1;
     if (o->sampler == SAMPLER_AUTO && s != &sampler_pmu)
         fprintf(stderr, "[wasp] INFO using the software sampler: %s\n", err);

@@ -30,6 +30,9 @@
 typedef struct budget_state {
     uint32_t ppm;            /* the budget, parts per million of CPU time; 0: off */
     uint64_t signal_cost_ns; /* what delivering one signal costs the thread */
+    /* A context switch's costs (switch_cost.h): not the controller's, as
+     * lengthening the interval cuts them little (thread_switches). */
+    uint64_t switch_cost_ns, switch_floor_ns, switch_armed_ns;
     uint64_t floor, ceiling; /* the requested interval (ns or events), and the longest */
     uint64_t period;         /* the interval in effect */
     int slots, slot_limit;   /* watches the thread may arm: configured, allowed now */

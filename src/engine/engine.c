@@ -29,6 +29,7 @@
 #include "publish.h"
 #include "sampler.h"
 #include "signal_stack.h"
+#include "switches.h"
 #include "thread.h"
 #include "watch_check.h"
 
@@ -228,10 +229,20 @@ static void note_cpu_total(thread_state *t)
         t->clock_ns = ns;
 }
 
+/* The kernel's count of t's context switches now (switches.h): its own,
+ * or, from another thread, read in /proc. Kept when unreadable. */
+static void note_switches(thread_state *t)
+{
+    uint64_t n;
+    if ((t->tid == gettid() ? switches_own(&n) : switches_of(t->tid, &n)) == 0 && n > t->switches_seen)
+        t->switches_seen = n;
+}
+
 static void close_events(thread_state *t)
 {
     forget_reused(t);
     note_cpu_total(t);
+    note_switches(t);
     __atomic_sub_fetch(&engine.fds_held, t->fds_reserved, __ATOMIC_RELAXED);
     t->fds_reserved = 0;
     engine.sampler->thread_stop(t);
@@ -317,6 +328,9 @@ static void start_budget(thread_state *t)
     if (!pmu && ceiling > OPTIONS_MAX_INTERVAL_NS)
         ceiling = OPTIONS_MAX_INTERVAL_NS;
     budget_init(&t->budget, o->budget_ppm, o->signal_cost_ns, floor, ceiling, o->slots);
+    t->budget.switch_cost_ns = o->switch_cost_ns;
+    t->budget.switch_armed_ns = o->switch_armed_ns;
+    t->budget.switch_floor_ns = o->switch_floor_ns < o->switch_cost_ns ? o->switch_floor_ns : o->switch_cost_ns;
 }
 
 /* The name of thread tid of this process, as the kernel has it. */
@@ -378,6 +392,8 @@ static thread_state *thread_begin(pid_t tid, void *thread_data, int own, uint64_
         t->stack_hi = hi;
     }
     start_budget(t);
+    note_switches(t);
+    t->switches_begun = t->switches_seen;
     watch_init(&t->watch, engine.opts.slots, (uint64_t)t->tid * 0x9E3779B97F4A7C15ULL ^ (uint64_t)time(NULL));
     if (cct_init(&t->contexts, CCT_CAPACITY) < 0 || pairs_init(&t->pairs, PAIR_CAPACITY) < 0) {
         warn_thread_failure("cannot map profile tables — the system is out of memory");
@@ -551,6 +567,8 @@ static void write_all_locked(void)
         if (t->sampler_fd >= 0)
             perf_enable(t->sampler_fd, 0);
         note_cpu_total(t);
+        if (t->tid)   /* the ended threads' profile has no thread of its own */
+            note_switches(t);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
             if (t->bp_fd[i] >= 0)
                 perf_enable(t->bp_fd[i], 0);

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "monitor.h"
+#include "switches.h"
 #include "thread.h"
 #include "perf.h"
 
@@ -114,6 +115,19 @@ static void take_pending_stack(thread_state *t)
     t->altstack_unused = p;
 }
 
+/* What the thread's context switches cost depends on the watches armed
+ * meanwhile (switch_cost.h): each sample adds those it leaves armed, and
+ * every BUDGET_WINDOW samples the switches so far are read, so a profile
+ * written by the guardian, after the process is gone, still has them. */
+static void note_armed_and_switches(thread_state *t)
+{
+    for (int i = 0; i < t->watch.nslots; i++)
+        t->stats[STAT_ARMED_SEEN] += t->watch.slot[i].armed != 0;
+    uint64_t n;
+    if (t->stats[STAT_SAMPLES] % BUDGET_WINDOW == 0 && switches_own(&n) == 0 && n > t->switches_seen)
+        t->switches_seen = n;
+}
+
 /* The budget (budget.h) after a sample: charges it, and gives the sampler
  * its next period, drawn around the controller's interval. */
 static void budget_after_sample(thread_state *t, uint64_t handler_ns)
@@ -177,6 +191,7 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
         take_pending_stack(t);
     if ((data & SIG_TAG_MASK) == SIG_TAG_SAMPLER) {
         monitor_sample(t, si, ctx, owed);
+        note_armed_and_switches(t);
         t->last_sample_ns = now_ns();
         t->stats[STAT_SAMPLE_NS] += t->last_sample_ns - start;
         budget_after_sample(t, thread_cpu_ns() - cpu);

@@ -42,6 +42,13 @@ enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
  * launch; `wasp run` measures, signal_cost.h): the middle of the 12-40 us
  * our VMs show. */
 #define OPTIONS_DEFAULT_SIGNAL_COST_NS 20000ULL
+/* What a context switch of a sampled thread costs when nobody measured it
+ * (switch_cost.h): this VM's figures at the default 10 ms interval, 2.2-4.3
+ * us for the sampler and idle breakpoints, 0.4-0.6 us per armed one, 1.5
+ * us with the sampler far from due. */
+#define OPTIONS_DEFAULT_SWITCH_COST_NS 2500ULL
+#define OPTIONS_DEFAULT_SWITCH_ARMED_NS 500ULL
+#define OPTIONS_DEFAULT_SWITCH_FLOOR_NS 1500ULL
 /* Checkpoints (checkpoint.c): every live thread's profile so far, written
  * this often, so a killed or crashed program loses at most this much. */
 #define OPTIONS_DEFAULT_FLUSH_NS 10000000000ULL   /* 10 s */
@@ -63,6 +70,9 @@ typedef struct wasp_options {
     uint64_t duration_ns;   /* an attached run ends after this (0: when stopped or at exit) */
     uint32_t budget_ppm;    /* overhead budget per thread, parts per million; 0: off */
     uint64_t signal_cost_ns;   /* measured CPU cost of one signal (set by `wasp run`) */
+    uint64_t switch_cost_ns;   /* measured cost of a sampled thread's context switch ... */
+    uint64_t switch_armed_ns;  /* ... what each armed watch adds to it ... */
+    uint64_t switch_floor_ns;  /* ... and what it comes down to at long intervals (`wasp run`) */
     uint64_t flush_ns;      /* checkpoint period in wall-clock time; 0: off */
 } wasp_options;
 

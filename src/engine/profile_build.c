@@ -175,7 +175,7 @@ static void add_stat(profile *p, const char *name, uint64_t value)
 
 /* The overhead budget's account (docs/profile-format.md, "Budget"),
  * the window still open included. */
-#define BUDGET_STATS 8
+#define BUDGET_STATS 11
 
 static void add_budget_stats(profile *p, const thread_state *t)
 {
@@ -183,6 +183,9 @@ static void add_budget_stats(profile *p, const thread_state *t)
     budget_flush(&b);
     add_stat(p, "budget.ppm", b.ppm);
     add_stat(p, "budget.signal_cost_ns", b.signal_cost_ns);
+    add_stat(p, "budget.switch_cost_ns", b.switch_cost_ns);
+    add_stat(p, "budget.switch_armed_ns", b.switch_armed_ns);
+    add_stat(p, "budget.switch_floor_ns", b.switch_floor_ns);
     add_stat(p, "budget.cpu_ns", b.cpu_ns);
     add_stat(p, "budget.wasp_ns", b.wasp_ns);
     add_stat(p, "budget.cut_ns", b.cut_ns);
@@ -194,10 +197,13 @@ static void add_budget_stats(profile *p, const thread_state *t)
 static void add_stats(profile *p, const thread_state *t)
 {
     char name[64];
-    uint64_t unfinished = t->stats[STAT_UNFINISHED_FOLDED];
+    uint64_t unfinished = t->stats[STAT_UNFINISHED_FOLDED], switches, switch_ns;
     for (int i = 0; i < STAT_COUNT; i++)
-        if (i != STAT_UNFINISHED_FOLDED)
+        if (i != STAT_UNFINISHED_FOLDED && i != STAT_SWITCHES && i != STAT_SWITCH_NS)
             add_stat(p, thread_stat_name((enum thread_stat)i), t->stats[i]);
+    thread_switches(t, &switches, &switch_ns);
+    add_stat(p, "switches", switches);
+    add_stat(p, "switch_ns", switch_ns);
     for (int r = 1; r < DROP_REASON_COUNT; r++) {
         snprintf(name, sizeof(name), "drop.%s", drop_reason_name((enum drop_reason)r));
         add_stat(p, name, t->drops[r]);

@@ -65,6 +65,9 @@ enum thread_stat {
     STAT_THREADS_FOLDED, /* the ended threads' profile only: threads folded into it (engine.c) */
     STAT_UNFINISHED_FOLDED, /* the ended threads' profile only: their watches still armed at the end */
     STAT_TABLES_GROWN,   /* its context tree or pair table moved into a larger one (checkpoint.c) */
+    STAT_ARMED_SEEN,     /* the watches armed after each sample, summed: samples' mean armed watches */
+    STAT_SWITCHES,       /* folded threads' context switches while sampled (thread_switches: all) */
+    STAT_SWITCH_NS,      /* folded threads' charge for them (thread_switches: all) */
     STAT_COUNT
 };
 
@@ -100,6 +103,8 @@ struct thread_state {
     budget_state budget;       /* what wasp costs the thread, and its interval now */
     uint64_t clock_ns;         /* its CPU time while sampled, from the sampler (0: unknown) */
     uint64_t cpu_mark_ns;      /* PMU sampler: the thread's CPU clock at its last sample */
+    uint64_t switches_begun;   /* the kernel's count of its context switches when sampling began */
+    uint64_t switches_seen;    /* ... when last read (its handler, its end, the exit: switches.h) */
     void *altstack;            /* the signal stack wasp gave the thread, or NULL */
     /* A thread adopted from another (a run attached to a live JVM) cannot
      * be given a signal stack from outside: it is mapped here and the
@@ -127,6 +132,13 @@ void thread_release(thread_state *t);
  * (its stats, drops, CPU time, budget, unfinished watches; one more thread
  * folded). */
 void thread_fold(thread_state *into, const thread_state *from);
+
+/* Normal or signal context (arithmetic only). t's context switches while
+ * sampled, and what they cost it (switch_cost.h): each at the measured
+ * cost of a switch with wasp's events (less as the budget lengthened the
+ * thread's interval), plus what an armed watch adds times the watches its
+ * samples left armed on average. Folded threads' are included. */
+void thread_switches(const thread_state *t, uint64_t *switches, uint64_t *ns);
 
 /* In a forked child: the arena's lock may have been held by a parent's
  * thread that did not come along. */

@@ -6,6 +6,7 @@
  */
 #include "harness.h"
 #include "budget.h"
+#include "thread.h"
 
 #define MS 1000000ULL
 #define US 1000ULL
@@ -144,6 +145,42 @@ TEST(each_signal_costs_its_delivery_too)
     CHECK_EQ_U(b.win_trap_ns, 27 * US);
 }
 
+/* A thread's context switches while sampled cost it the measured base
+ * each (less as the budget lengthened its interval), plus what an armed
+ * watch adds times the watches its samples left armed on average; an ended-threads profile carries its folded threads'
+ * switches and charges as they were, and adds those of the next. */
+TEST(switches_are_charged_by_the_watches_armed)
+{
+    static thread_state t, ended;
+    budget_init(&t.budget, 10000, 20 * US, 100 * US, CEIL, 4);
+    t.budget.switch_cost_ns = 2000;
+    t.budget.switch_armed_ns = 500;
+    t.switches_begun = 100;
+    t.switches_seen = 1100;
+    t.stats[STAT_SAMPLES] = 10;
+    t.stats[STAT_ARMED_SEEN] = 25;   /* 2.5 armed at a sample, on average */
+    uint64_t n, ns;
+    thread_switches(&t, &n, &ns);
+    CHECK_EQ_U(n, 1000);
+    CHECK_EQ_U(ns, 1000 * (2000 + 1250));
+    ended.stats[STAT_SWITCHES] = 50;
+    ended.stats[STAT_SWITCH_NS] = 7000;
+    thread_fold(&ended, &t);
+    thread_switches(&ended, &n, &ns);
+    CHECK_EQ_U(n, 1050);
+    CHECK_EQ_U(ns, 3257000);
+    t.stats[STAT_SAMPLES] = 0;       /* never sampled: no watch was ever armed */
+    thread_switches(&t, &n, &ns);
+    CHECK_EQ_U(ns, 1000 * 2000);
+    /* The budget held it at 4 times the interval on average: the timer's
+     * part of the cost (above the floor) falls to a quarter. */
+    t.budget.switch_floor_ns = 1000;
+    t.budget.cpu_ns = 4000 * US;
+    t.budget.periods_milli = 10 * 1000;
+    thread_switches(&t, &n, &ns);
+    CHECK_EQ_U(ns, 1000 * 1250);
+}
+
 /* Each sample's period is drawn in [interval/2, 3 interval/2): no fixed
  * period to alias with a program's rounds, and the same mean. */
 TEST(periods_are_drawn_around_the_interval)
@@ -170,6 +207,7 @@ int main(void)
     RUN(fewer_watches_when_traps_are_the_cost);
     RUN(accounting_steps_every_window_and_keeps_totals);
     RUN(each_signal_costs_its_delivery_too);
+    RUN(switches_are_charged_by_the_watches_armed);
     RUN(periods_are_drawn_around_the_interval);
     return HARNESS_EXIT();
 }

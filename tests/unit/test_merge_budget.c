@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "merge.h"
 #include "out_json.h"
+#include "out_text.h"
 
 #include <stdlib.h>
 
@@ -130,6 +131,43 @@ TEST(thread_costs_and_checkpoints_count_in_the_overhead)
     merge_free(&m);
 }
 
+/* What wasp's events add to the threads' context switches (switch_ns)
+ * counts in the overhead like its handlers' time, and the report says it
+ * (a server's worker pays it per request, whatever the interval). */
+TEST(switch_costs_count_in_the_overhead_and_are_said)
+{
+    merge_model m;
+    prof_stat st[2][12];
+    profile p[2] = {
+        thread_profile(st[0], 41, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
+        thread_profile(st[1], 42, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
+    };
+    st[0][8] = (prof_stat){ "switches", 40000 };
+    st[0][9] = (prof_stat){ "switch_ns", 100000000 };
+    st[1][8] = (prof_stat){ "switches", 0 };
+    st[1][9] = (prof_stat){ "switch_ns", 0 };
+    st[0][10] = st[1][10] = (prof_stat){ "budget.switch_cost_ns", 2000 };
+    st[0][11] = st[1][11] = (prof_stat){ "budget.switch_armed_ns", 500 };
+    p[0].nstats = p[1].nstats = 12;
+    merge_all(&m, p, 2);
+    const merge_budget *b = &m.budget;
+    CHECK(b->overhead_max > 0.1099 && b->overhead_max < 0.1101);       /* (10 + 100) / 1000 */
+    CHECK(b->overhead_all > 0.0599 && b->overhead_all < 0.0601);       /* (20 + 100) / 2000 */
+    char *json = budget_json(b);
+    CHECK(strstr(json, "\"switches\": 40000, \"switch_ns\": 100000000, \"switch_cost_ns\": 2000, "
+                       "\"switch_floor_ns\": 0, \"switch_armed_ns\": 500") != NULL);
+    free(json);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    text_write_report(f, &m, 10);
+    fclose(f);
+    CHECK(strstr(text, "switch costs:   100.0 ms in 40000 context switches (2.50 \xc2\xb5s each") != NULL);
+    CHECK(strstr(text, "note: context switches cost 5.0% of the threads' CPU time") != NULL);
+    free(text);
+    merge_free(&m);
+}
+
 TEST(off_mixed_and_profiles_without_a_budget)
 {
     merge_model m;
@@ -218,5 +256,6 @@ int main(void)
     RUN(the_whole_run_s_share_beside_the_threads);
     RUN(off_mixed_and_profiles_without_a_budget);
     RUN(thread_costs_and_checkpoints_count_in_the_overhead);
+    RUN(switch_costs_count_in_the_overhead_and_are_said);
     return HARNESS_EXIT();
 }

@@ -205,6 +205,11 @@ TEST(budget_takes_percentages_and_off)
     CHECK(options_parse_budget("0.00001%", &ppm) < 0);
     CHECK(options_parse("signal-cost=25us", &o, err, sizeof(err)) == 0);
     CHECK_EQ_U(o.signal_cost_ns, 25000);
+    CHECK(options_parse("switch-cost=2.5us,switch-armed-cost=400ns,switch-floor-cost=1us", &o, err,
+                        sizeof(err)) == 0);
+    CHECK_EQ_U(o.switch_cost_ns, 2500);
+    CHECK_EQ_U(o.switch_armed_ns, 400);
+    CHECK_EQ_U(o.switch_floor_ns, 1000);
 }
 
 TEST(bad_budgets_are_named_in_the_message)
@@ -219,6 +224,9 @@ TEST(bad_budgets_are_named_in_the_message)
     check_rejected("budget= 2%", "bad budget ' 2%'");
     check_rejected("budget=", "or off");
     check_rejected("signal-cost=soon", "bad signal-cost 'soon'");
+    check_rejected("switch-cost=2s", "bad switch-cost '2s'");
+    check_rejected("switch-armed-cost=", "bad switch-armed-cost ''");
+    check_rejected("switch-floor-cost=-1us", "bad switch-floor-cost '-1us'");
 }
 
 int main(void)

@@ -93,6 +93,10 @@ def check_budget(report, summary):
     expect(life > 0, "the JSON report's budget has no lifecycle_ns (wasp's time in thread starts and ends)")
     expect("thread costs" in summary and "%.1f ms in" % (life / 1e6) in summary,
            "the summary lacks the thread costs, %.1f ms" % (life / 1e6))
+    switches = budget.get("switches") or 0
+    expect(switches > 0, "the JSON report's budget counts no context switches")
+    expect("switch costs" in summary and "in {:,} context switches".format(switches) in summary,
+           "the summary lacks the switch costs of %d context switches" % switches)
 
 
 def check_report(b, report, html_path):
