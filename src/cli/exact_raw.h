@@ -8,8 +8,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "profile.h"
 
-#define EXACT_RAW_MAX_DEPTH 128
+/* Node chains are followed this far: a call site in inlined code is a node
+ * per function inlined there, and contexts are cut, as the sampled mode's,
+ * to what a profile holds (the leaf's frame and as many callers). */
+#define EXACT_RAW_MAX_DEPTH (PROFILE_MAX_CONTEXT_FRAMES - 1)
 
 typedef struct exact_sym {
     uint64_t pc;

@@ -27,7 +27,7 @@
 #define PR_MAX_PAIRS (1u << 20)
 #define PR_MAX_CODES (1u << 16)
 #define PR_MAX_CODELINES (1u << 22)
-#define PR_MAX_CTX_FRAMES 1024
+#define PR_MAX_CTX_FRAMES PROFILE_MAX_CONTEXT_FRAMES
 
 enum pr_phase { PR_HEADER, PR_STAT, PR_FRAME, PR_CTX, PR_PAIR, PR_CODE };
 

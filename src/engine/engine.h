@@ -17,6 +17,8 @@
 #include "profile.h"
 
 #define ENGINE_MAX_FRAMES 128
+/* Functions one frame's code can name, inlined into one another (symbolize). */
+#define ENGINE_MAX_INLINED 16
 
 /* frame_key.aux tags. A front end that cannot name the accessing
  * instruction inside its leaf frame (Java: the leaf is a method and bci)
@@ -65,8 +67,12 @@ typedef struct engine_frontend {
      * engine_thread_begin. */
     int (*walk)(void *thread_data, const ucontext_t *uc, uint64_t leaf_pc, frame_key *out, int max);
     /* Normal context. Names a frame; leaf frames carry the access pc, others
-     * a return address. Strings are malloc'd and owned by the caller. */
-    void (*symbolize)(frame_key f, int leaf, prof_frame *out);
+     * a return address. Code the compiler inlined names several: out[0]
+     * the innermost function (with the instruction, for a leaf), then each
+     * one that inlined the one before, at the line of that call; at most
+     * max (ENGINE_MAX_INLINED). Returns how many (at least 1). Strings are
+     * malloc'd and owned by the caller. */
+    int (*symbolize)(frame_key f, int leaf, prof_frame *out, int max);
     /* Normal context, optional (NULL). The generated code holding the
      * instruction of a FRAME_INSN pseudo-frame, with its bytes and source
      * lines; 0, or -1 when there is none. */

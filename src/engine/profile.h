@@ -56,6 +56,9 @@ typedef struct prof_code_line {
 
 /* Largest code a profile holds (bytes); the writer refuses larger ones. */
 #define PROFILE_CODE_MAX_SIZE (4u << 20)
+/* The most frames a context may name (readers refuse more): a deep stack
+ * of inlined code is cut at its root end to fit. */
+#define PROFILE_MAX_CONTEXT_FRAMES 1024
 
 typedef struct prof_code {
     char *name;         /* the compiled method, "java.util.ArrayList.add" */

@@ -71,6 +71,7 @@ typedef struct builder {
     profile *p;
     index_map ctx_map, frame_map;
     size_t max_frames, max_contexts;   /* what p's arrays were allocated for */
+    uint8_t *inlined;          /* per output frame that starts a code frame's names: how many */
 } builder;
 
 static int code_overlaps(const profile *p, const prof_code *c)
@@ -114,25 +115,69 @@ static void name_instruction(builder *b, frame_key insn, prof_frame *pf)
     add_code(b, insn);
 }
 
-/* insn, when not NULL, is the accessing instruction inside this leaf frame
- * (a FRAME_INSN pseudo-frame): it names the frame's instruction. */
-static uint32_t add_frame(builder *b, frame_key f, int leaf, const frame_key *insn)
+static void frame_clear(prof_frame *f)
+{
+    free(f->function);
+    free(f->file);
+    free(f->module);
+    free(f->instruction);
+}
+
+/* Room for n more output frames: a code frame names one per function
+ * inlined there, so the arrays grow past the first guess. */
+static int frames_room(builder *b, size_t n)
+{
+    profile *p = b->p;
+    if (p->nframes + n <= b->max_frames)
+        return 0;
+    size_t cap = (p->nframes + n) * 2;
+    prof_frame *frames = realloc(p->frames, cap * sizeof(*frames));
+    if (!frames)
+        return -1;
+    p->frames = frames;
+    uint8_t *inlined = realloc(b->inlined, cap);
+    if (!inlined)
+        return -1;
+    b->inlined = inlined;
+    b->max_frames = cap;
+    return 0;
+}
+
+/* The output frames naming code frame f: consecutive, the first returned,
+ * *count of them (more than one where the compiler inlined functions).
+ * insn, when not NULL, is the accessing instruction inside this leaf
+ * frame (a FRAME_INSN pseudo-frame): it names the innermost function's
+ * instruction. */
+static uint32_t add_frame(builder *b, frame_key f, int leaf, const frame_key *insn, int *count)
 {
     int found;
+    prof_frame names[ENGINE_MAX_INLINED];
     /* pcs stay below 2^47: the front end's data (a code blob id) fits above. */
     uint64_t insn_key = insn ? insn->id ^ (FRAME_AUX_DATA(insn->aux) << 47) : 0;
     uint32_t *slot = map_slot(&b->frame_map, f.id, f.aux * 2 + (uint64_t)leaf, insn_key, &found);
-    if (!slot || b->p->nframes >= b->max_frames)
+    if (!slot)
         return UINT32_MAX;
-    if (found)
+    if (found) {
+        *count = b->inlined[*slot - 1];
         return *slot - 1;
-    prof_frame *pf = &b->p->frames[b->p->nframes];
-    memset(pf, 0, sizeof(*pf));
-    b->fe->symbolize(f, leaf, pf);
+    }
+    memset(names, 0, sizeof(names));
+    int n = b->fe->symbolize(f, leaf, names, ENGINE_MAX_INLINED);
+    n = n < 1 ? 1 : n > ENGINE_MAX_INLINED ? ENGINE_MAX_INLINED : n;
+    if (frames_room(b, (size_t)n) < 0) {
+        for (int i = 0; i < n; i++)
+            frame_clear(&names[i]);
+        return UINT32_MAX;
+    }
     if (insn)
-        name_instruction(b, *insn, pf);
-    *slot = (uint32_t)++b->p->nframes;
-    return *slot - 1;
+        name_instruction(b, *insn, &names[0]);
+    uint32_t at = (uint32_t)b->p->nframes;
+    memcpy(&b->p->frames[at], names, sizeof(prof_frame) * (size_t)n);
+    b->p->nframes += (size_t)n;
+    b->inlined[at] = (uint8_t)n;
+    *slot = at + 1;
+    *count = n;
+    return at;
 }
 
 static uint32_t add_context(builder *b, uint32_t node)
@@ -147,21 +192,23 @@ static uint32_t add_context(builder *b, uint32_t node)
     int n = cct_path(&b->t->contexts, node, path, ENGINE_MAX_FRAMES);
     int first = n >= 2 && (path[0].aux & FRAME_TAG_MASK) == FRAME_INSN;
     prof_context *c = &b->p->contexts[b->p->ncontexts];
-    c->nframes = (uint32_t)(n - first);
-    c->frames = malloc(sizeof(uint32_t) * (size_t)(n ? n : 1));
-    if (!c->frames || n - first < 1) {
-        free(c->frames);
-        c->frames = NULL;
+    uint32_t names[PROFILE_MAX_CONTEXT_FRAMES];
+    size_t nnames = 0;
+    if (n - first < 1)
         return UINT32_MAX;  /* the pair is left out rather than the whole profile lost */
-    }
     for (int i = first; i < n; i++) {
-        c->frames[i - first] = add_frame(b, path[i], i == first, i == first && first ? &path[0] : NULL);
-        if (c->frames[i - first] == UINT32_MAX) {
-            free(c->frames);
-            c->frames = NULL;
+        int count;
+        uint32_t at = add_frame(b, path[i], i == first, i == first && first ? &path[0] : NULL, &count);
+        if (at == UINT32_MAX)
             return UINT32_MAX;
-        }
+        for (int k = 0; k < count && nnames < PROFILE_MAX_CONTEXT_FRAMES; k++)
+            names[nnames++] = at + (uint32_t)k;   /* a deep stack of inlined code is cut at its root */
     }
+    c->frames = malloc(sizeof(uint32_t) * nnames);
+    if (!c->frames)
+        return UINT32_MAX;
+    memcpy(c->frames, names, sizeof(uint32_t) * nnames);
+    c->nframes = (uint32_t)nnames;
     *slot = (uint32_t)++b->p->ncontexts;
     return *slot - 1;
 }
@@ -260,12 +307,8 @@ static void free_codes(profile *p)
 static void free_built(profile *p)
 {
     free_codes(p);
-    for (size_t i = 0; i < p->nframes; i++) {
-        free(p->frames[i].function);
-        free(p->frames[i].file);
-        free(p->frames[i].module);
-        free(p->frames[i].instruction);
-    }
+    for (size_t i = 0; i < p->nframes; i++)
+        frame_clear(&p->frames[i]);
     for (size_t i = 0; i < p->ncontexts; i++)
         free(p->contexts[i].frames);
     for (size_t i = 0; i < p->nstats; i++)
@@ -302,9 +345,10 @@ static int build(builder *b, const profile_build_env *env, uint64_t checkpoint_m
     p->pairs = calloc(npairs ? npairs : 1, sizeof(prof_pair));
     p->contexts = calloc(max_ctx ? max_ctx : 1, sizeof(prof_context));
     p->frames = calloc(max_frames + 1, sizeof(prof_frame));
+    b->inlined = calloc(max_frames + 1, 1);
     b->max_frames = max_frames + 1;
     b->max_contexts = max_ctx;
-    if (!p->stats || !p->pairs || !p->contexts || !p->frames ||
+    if (!p->stats || !p->pairs || !p->contexts || !p->frames || !b->inlined ||
         map_init(&b->ctx_map, max_ctx) < 0 || map_init(&b->frame_map, max_frames) < 0)
         return -1;
     add_stats(p, t);
@@ -454,6 +498,7 @@ static int build_and_write(const thread_state *t, const profile_build_env *env,
         drop_checkpoint(t, env->dir, checkpoint_ms != 0);
     map_free(&b.ctx_map);
     map_free(&b.frame_map);
+    free(b.inlined);
     free_built(&p);
     errno = saved;
     return rc;

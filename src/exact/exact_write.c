@@ -127,6 +127,83 @@ static void w_symbol(wbuf *w, Addr pc, UInt epoch)
     VG_(free)(module);
 }
 
+/* The functions that inlined the code at pc, innermost first, each at the
+ * line of its call, as the sampled mode's symbolizer names them
+ * (src/native/symbols.c): one frame per function, so that reports and
+ * `wasp diff` match the two modes' contexts. Valgrind gives each level
+ * through describe_IP's text at the cursor, "0x...: NAME (FILE:LINE)". */
+#define MAX_INLINED 16   /* as ENGINE_MAX_INLINED, less the innermost */
+
+typedef struct inlined_level {
+    HChar function[256], file[256];
+    UInt line;
+} inlined_level;
+
+static Bool parse_level(const HChar *text, inlined_level *l)
+{
+    const HChar *start = text ? VG_(strstr)(text, ": ") : NULL, *open = NULL, *colon = NULL;
+    if (!start)
+        return False;
+    start += 2;
+    for (const HChar *s = VG_(strstr)(start, " ("); s; s = VG_(strstr)(s + 1, " ("))
+        open = s;
+    SizeT n = open ? (SizeT)(open - start) : VG_(strlen)(start);
+    if (n == 0 || n >= sizeof l->function)
+        return False;
+    VG_(memcpy)(l->function, start, n);
+    l->function[n] = '\0';
+    l->file[0] = '\0';
+    l->line = 0;
+    if (open && VG_(strncmp)(open, " (in ", 5) != 0 && (colon = VG_(strrchr)(open, ':')) != NULL) {
+        SizeT f = (SizeT)(colon - open - 2);
+        if (f < sizeof l->file) {
+            VG_(memcpy)(l->file, open + 2, f);
+            l->file[f] = '\0';
+            l->line = (UInt)VG_(strtoll10)(colon + 1, NULL);
+        }
+    }
+    return True;
+}
+
+static UInt inlining_callers(Addr pc, UInt epoch, inlined_level *out)
+{
+    DiEpoch ep = { epoch };
+    InlIPCursor *c = VG_(new_IIPC)(ep, pc);
+    UInt n = 0;
+    if (!c)
+        return 0;
+    VG_(describe_IP)(ep, pc, c);   /* the innermost: w_symbol's */
+    while (n < MAX_INLINED && VG_(next_IIPC)(c))
+        n += parse_level(VG_(describe_IP)(ep, pc, c), &out[n]);
+    VG_(delete_IIPC)(c);
+    return n;
+}
+
+/* Nodes for the functions that inlined the code at pc, outermost first,
+ * under parent, numbered on from *next_id: the node or leaf for pc itself
+ * goes under the id returned. */
+static UInt w_inlining_nodes(wbuf *w, Addr pc, UInt epoch, UInt parent, UInt *next_id)
+{
+    static inlined_level levels[MAX_INLINED];   /* not on the tool's stack */
+    const HChar *obj = NULL;
+    DiEpoch ep = { epoch };
+    UInt n = inlining_callers(pc, epoch, levels);
+    if (n && !VG_(get_objname)(ep, pc, &obj))
+        obj = "";
+    while (n--) {
+        w_num(w, "node\t%llu", ++*next_id);
+        w_num(w, "\t%llu", parent);
+        w_num(w, "\t0x%llx", pc);
+        w_field(w, levels[n].function);
+        w_field(w, levels[n].file);
+        w_num(w, "\t%llu", levels[n].line);
+        w_field(w, obj);
+        w_char(w, '\n');
+        parent = *next_id;
+    }
+    return parent;
+}
+
 /* TAB, then len bytes in hex. */
 static void w_hex(wbuf *w, const UChar *b, UInt len)
 {
@@ -304,12 +381,15 @@ static UInt *w_codes(wbuf *w, const UChar *leaf_used)
     return out;
 }
 
-/* Codes, then nodes, come before the nodes and leaves that refer to them (ids grow). */
+/* Codes, then nodes, come before the nodes and leaves that refer to them
+ * (ids grow). Node ids are renumbered: a call site in inlined code is a
+ * node per function (w_inlining_nodes). */
 static void w_contexts(wbuf *w)
 {
-    UInt nl = exact_nleaves(), nn = exact_nnodes(), jframe;
+    UInt nl = exact_nleaves(), nn = exact_nnodes(), jframe, next_id = 0;
     UChar *leaf_used = VG_(calloc)("wasp.write", nl + 1, 1);
     UChar *node_used = VG_(calloc)("wasp.write", nn + 1, 1);
+    UInt *out_id = VG_(calloc)("wasp.write", nn + 1, sizeof(UInt));
     mark_used(leaf_used, node_used);
     UInt *code_out = w_codes(w, leaf_used);
     for (UInt n = 1; n < nn; n++) {
@@ -318,9 +398,14 @@ static void w_contexts(wbuf *w)
         if (!node_used[n])
             continue;
         exact_node_info(n, &parent, &pc);
-        w_num(w, "node\t%llu", n);
+        parent = parent ? out_id[parent] : 0;
+        Bool java = exact_java_key(pc, &jframe);
+        if (!java)
+            parent = w_inlining_nodes(w, pc, exact_node_epoch(n), parent, &next_id);
+        out_id[n] = ++next_id;
+        w_num(w, "node\t%llu", next_id);
         w_num(w, "\t%llu", parent);
-        if (exact_java_key(pc, &jframe)) {
+        if (java) {
             w_raw(w, "\t0");
             w_java_symbol(w, jframe);
         } else {
@@ -341,8 +426,11 @@ static void w_contexts(wbuf *w)
         if (node)
             exact_node_info(node, &parent, &key);
         Bool java = node && exact_java_key(key, &jframe);
+        UInt under = java ? (parent ? out_id[parent] : 0) : node ? out_id[node] : 0;
+        if (!java)
+            under = w_inlining_nodes(w, pc, exact_leaf_epoch(c), under, &next_id);
         w_num(w, "leaf\t%llu", c);
-        w_num(w, "\t%llu", java ? parent : node);
+        w_num(w, "\t%llu", under);
         w_num(w, "\t0x%llx", pc);
         if (java)
             w_java_symbol(w, jframe);
@@ -354,6 +442,7 @@ static void w_contexts(wbuf *w)
     }
     VG_(free)(leaf_used);
     VG_(free)(node_used);
+    VG_(free)(out_id);
     VG_(free)(code_out);
 }
 

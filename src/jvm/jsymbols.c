@@ -76,12 +76,10 @@ void jvm_name_method(jmethodID m, int32_t bci, char **function, char **file, uin
     }
 }
 
-void jvm_symbolize(frame_key f, int leaf, prof_frame *out)
+int jvm_symbolize(frame_key f, int leaf, prof_frame *out, int max)
 {
-    if ((f.aux & FRAME_TAG_MASK) != FRAME_JAVA || !jvmti) {
-        native_symbolize(f, leaf, out);
-        return;
-    }
+    if ((f.aux & FRAME_TAG_MASK) != FRAME_JAVA || !jvmti)
+        return native_symbolize(f, leaf, out, max);
     jvm_name_method((jmethodID)(uintptr_t)f.id, (int32_t)(uint32_t)f.aux, &out->function, &out->file,
                     &out->line);
     out->pc = 0;
@@ -91,4 +89,5 @@ void jvm_symbolize(frame_key f, int leaf, prof_frame *out)
         out->module = strdup("");
     if (!out->instruction)
         out->instruction = strdup("");
+    return 1;
 }

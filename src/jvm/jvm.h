@@ -35,7 +35,7 @@ void jvm_symbols_init(jvmtiEnv *jvmti);
  * it a JVM thread, which JVMTI's naming calls require, and one the agent
  * never profiles. 0 or -1. */
 int jvm_attach_checkpoint_thread(void);
-void jvm_symbolize(frame_key f, int leaf, prof_frame *out);
+int jvm_symbolize(frame_key f, int leaf, prof_frame *out, int max);
 /* Class.method, source file and line of (method, bci); strings malloc'd. */
 void jvm_name_method(jmethodID m, int32_t bci, char **function, char **file, uint32_t *line);
 

@@ -26,8 +26,9 @@ void native_unwind_before_fork(void);
 void native_unwind_after_fork_parent(void);
 void native_unwind_after_fork_child(void);
 
-/* symbols.c: names a native frame (normal context). */
-void native_symbolize(frame_key f, int leaf, prof_frame *out);
+/* symbols.c: names a native frame (normal context), with the functions
+ * that inlined its code: engine.h's symbolize. */
+int native_symbolize(frame_key f, int leaf, prof_frame *out, int max);
 
 /* unloads.c: the objects dlclose unloads, so that frames captured before
  * still name their code. unloads_note (dlclose_hook.c) notes the objects of

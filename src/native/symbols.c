@@ -256,6 +256,63 @@ static char *inlined_function(Dwfl_Module *m, uint64_t addr)
     return name;
 }
 
+/* The functions that inlined the one named at addr, each at the line
+ * where it did, innermost first: addr's scopes hold an inlined subroutine
+ * per level (its name, and its call site in the next one out), up to the
+ * function the code is in (named by its symbol, as any other frame). A
+ * C++ store in an inlined setter, called from an inlined loop in main,
+ * showed only the setter, with no caller in the program, and the line to
+ * fix is the loop's. Fills out[0..max) (module and pc set by the caller);
+ * returns how many. */
+static int inlining_callers(Dwfl_Module *m, uint64_t addr, prof_frame *out, int max)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die unit, *cu = unit_of(m, addr, &unit, &bias);
+    Dwarf_Die *scopes = NULL;
+    Dwarf_Files *files = NULL;
+    int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, k = 0;
+    if (n > 0) {
+        /* That chain skips from the innermost scope to the unit; the
+         * scopes holding that one's DIE are the whole nest. */
+        Dwarf_Die inner = scopes[0];
+        free(scopes);
+        scopes = NULL;
+        n = dwarf_getscopes_die(&inner, &scopes);
+    }
+    if (n > 0 && dwarf_getsrcfiles(cu, &files, NULL) != 0)
+        files = NULL;
+    for (int i = 0; i < n && k < max; i++) {
+        int j = i + 1, tag;
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        while (j < n && (tag = dwarf_tag(&scopes[j])) != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+            j++;
+        if (j >= n)
+            break;
+        Dwarf_Attribute attr;
+        Dwarf_Word call_file = 0, call_line = 0;
+        const char *file = NULL, *name = NULL;
+        if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0)
+            file = dwarf_filesrc(files, call_file, NULL, NULL);
+        dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line);
+        prof_frame *f = &out[k++];
+        if (dwarf_tag(&scopes[j]) == DW_TAG_inlined_subroutine)
+            name = dwarf_formstring(dwarf_attr_integrate(&scopes[j], DW_AT_name, &attr));
+        else
+            name = dwfl_module_addrname(m, addr);
+        f->function = name ? (dwarf_tag(&scopes[j]) == DW_TAG_subprogram ? demangled(name) : strdup(name)) : NULL;
+        const char *slash = file ? strrchr(file, '/') : NULL;
+        f->file = strdup(slash ? slash + 1 : file ? file : "");
+        f->line = (uint32_t)call_line;
+        if (!f->function)
+            f->function = strdup("[inlined]");
+        if (dwarf_tag(&scopes[j]) == DW_TAG_subprogram)
+            break;
+    }
+    free(scopes);
+    return k;
+}
+
 static char *function_name(Dwfl_Module *m, uint64_t addr)
 {
     char *name = inlined_function(m, addr);
@@ -301,11 +358,12 @@ static char *unnamed_function(Dwfl_Module *m, uint64_t pc, const char *path)
     return strdup(text);
 }
 
-void native_symbolize(frame_key f, int leaf, prof_frame *out)
+int native_symbolize(frame_key f, int leaf, prof_frame *out, int max)
 {
     /* A caller's frame holds a return address: its call is the byte before. */
     uint64_t addr = leaf ? f.id : f.id - 1;
     char text[160];
+    int n = 1;
 
     out->pc = f.id;
     text[0] = '\0';
@@ -322,6 +380,7 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
         out->module = module_path(m);
         if (!out->function)
             out->function = unnamed_function(m, f.id, out->module);
+        n += inlining_callers(m, addr, out + 1, max - 1);
     }
     pthread_mutex_unlock(&symbols_lock);
     if (!out->function) {
@@ -335,6 +394,12 @@ void native_symbolize(frame_key f, int leaf, prof_frame *out)
     if (leaf && !unloaded)
         decode_format(f.id, 0, text, sizeof(text));
     out->instruction = strdup(text);
+    for (int i = 1; i < n; i++) {
+        out[i].pc = f.id;
+        out[i].module = strdup(out->module);
+        out[i].instruction = strdup("");
+    }
+    return n;
 }
 
 int native_function_symbols(uint64_t pc, uint64_t *lo, uint64_t *hi,

@@ -14,6 +14,10 @@ usage: check.py REPORT.json [options]
                          instruction starts with PREFIX (e.g. "rep stos": a
                          libc frame has no file or line) and whose trap leaf
                          is TRAP, with a non-zero fraction.
+  --callers F,F,...      the first --pair's watch and trap contexts must go on,
+                         after their leaf frames, with these frames (each
+                         FUNCTION:FILE:LINE): the functions that inlined the
+                         leaf's, each at the line of its call.
   --min-drop NAME N      the report's drops.NAME must be at least N.
   --min-stat NAME N      the report's stats.NAME must be at least N.
   --top N                how far down --pair may be (default 3)
@@ -79,6 +83,24 @@ def fmt(frame):
 
 def matches(pair, watch, trap):
     return leaf(pair["watch"], "watch") == watch and leaf(pair["trap"], "trap") == trap
+
+
+def frames_of(side):
+    return [(f.get("function"), os.path.basename(f.get("file") or ""), f.get("line"))
+            for f in side.get("frames") or []]
+
+
+def check_callers(pairs, watch, trap, callers):
+    """The planted pair's contexts go on from their leaves with callers."""
+    for p in pairs:
+        if not matches(p, watch, trap):
+            continue
+        for what in ("watch", "trap"):
+            got = frames_of(p[what])[1:1 + len(callers)]
+            if got != callers:
+                raise Fail("the %s context's callers are %s, expected %s" %
+                           (what, ", ".join(map(fmt, got)) or "none", ", ".join(map(fmt, callers))))
+        return
 
 
 def describe(pairs, n):
@@ -204,6 +226,8 @@ def check(args):
             raise Fail("planted pair %s -> %s is not the largest by %s: %.2f%% %s -> %s is" %
                        (fmt(watch), fmt(trap), key, 100 * best[key], fmt(leaf(best["watch"], "watch")),
                         fmt(leaf(best["trap"], "trap"))))
+    if args.callers:
+        check_callers(pairs, args.pair[0][0], args.pair[0][1], args.callers)
     if args.sampler is not None and rep.get("sampler") != args.sampler:
         raise Fail("report sampler is %r, expected %r" % (rep.get("sampler"), args.sampler))
 
@@ -277,6 +301,7 @@ def main():
     ap.add_argument("--exists", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
     ap.add_argument("--absent", nargs=2, action="append", default=[], metavar=("WATCH", "TRAP"))
     ap.add_argument("--insn-pair", nargs=2, action="append", default=[], metavar=("PREFIX", "TRAP"))
+    ap.add_argument("--callers")
     ap.add_argument("--min-drop", nargs=2, action="append", default=[], metavar=("NAME", "N"))
     ap.add_argument("--min-stat", nargs=2, action="append", default=[], metavar=("NAME", "N"))
     ap.add_argument("--top", type=int, default=3)
@@ -296,6 +321,9 @@ def main():
     args.absent = [(parse_frame(w), parse_frame(t)) for w, t in args.absent]
     args.insn_pair = [(prefix, parse_frame(t)) for prefix, t in args.insn_pair]
     args.min_drop = [(name, int(n)) for name, n in args.min_drop]
+    args.callers = [parse_frame(f) for f in args.callers.split(",")] if args.callers else []
+    if args.callers and not args.pair:
+        ap.error("--callers needs a --pair")
     args.min_stat = [(name, int(n)) for name, n in args.min_stat]
     if args.merged and not (args.rundir and args.pair):
         ap.error("--merged needs --rundir and a --pair")

@@ -36,7 +36,7 @@ if ! command -v valgrind >/dev/null; then
 fi
 
 mkdir -p "$BIN"
-for p in silent_store dead_store silent_load fp_approx threads fork_child fork_noexec stack_array diff_fix exact_fields io_buffer unload; do
+for p in silent_store dead_store silent_load fp_approx threads fork_child fork_noexec stack_array diff_fix exact_fields io_buffer unload inline_callers; do
     gcc $E2E_CFLAGS -o "$BIN/$p" "$SRC/$p.c" 2>"$TMP/build-$p.err" ||
         fail "build-$p" "$(head -n 1 "$TMP/build-$p.err")"
 done
@@ -71,6 +71,14 @@ exact exact_dead_store dead-store -- "$BIN/dead_store" "$SCALE" &&
 f=$(line io_buffer.c io-fill)
 exact exact_io_buffer dead-store -- "$BIN/io_buffer" "$SCALE" &&
     verdict exact_io_buffer --pair "fill:io_buffer.c:$f" "fill:io_buffer.c:$f" --first --expect 0.25
+
+# A store in a function inlined into one inlined into main: three
+# functions name its code, each at its line (the sampled mode names them
+# alike: tests/e2e/run inline_callers).
+s=$(line inline_callers.c inlined-store) f=$(line inline_callers.c fill-call) m=$(line inline_callers.c main-call)
+exact exact_inline_callers silent-store -- "$BIN/inline_callers" 0 &&
+    verdict exact_inline_callers --pair "set_cell:inline_callers.c:$s" "set_cell:inline_callers.c:$s" --first \
+        --callers "fill:inline_callers.c:$f,main:inline_callers.c:$m" --expect 1.0
 
 l=$(line silent_load.c silent-load)
 exact exact_silent_load silent-load -- "$BIN/silent_load" "$SCALE" &&
