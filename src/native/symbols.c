@@ -296,11 +296,11 @@ static int inlining_callers(Dwfl_Module *m, uint64_t addr, prof_frame *out, int 
             file = dwarf_filesrc(files, call_file, NULL, NULL);
         dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line);
         prof_frame *f = &out[k++];
-        if (dwarf_tag(&scopes[j]) == DW_TAG_inlined_subroutine)
-            name = dwarf_formstring(dwarf_attr_integrate(&scopes[j], DW_AT_name, &attr));
-        else
+        if (dwarf_tag(&scopes[j]) == DW_TAG_subprogram)
             name = dwfl_module_addrname(m, addr);
-        f->function = name ? (dwarf_tag(&scopes[j]) == DW_TAG_subprogram ? demangled(name) : strdup(name)) : NULL;
+        if (!name)   /* an inlined function, or a symbol table without it */
+            name = dwarf_formstring(dwarf_attr_integrate(&scopes[j], DW_AT_name, &attr));
+        f->function = name ? demangled(name) : NULL;
         const char *slash = file ? strrchr(file, '/') : NULL;
         f->file = strdup(slash ? slash + 1 : file ? file : "");
         f->line = (uint32_t)call_line;
