@@ -5,6 +5,7 @@
 #include "merge_budget.h"
 #include "merge_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +101,16 @@ int merge_budget_add(merge_budget *b, const profile *p)
     if (!cpu)
         return 0;
     b->measured_cpu_ns = merge_sat_add(b->measured_cpu_ns, cpu);
-    return profile_is_ended(p) ? 0 : add_overhead(b, (double)wasp / (double)cpu);
+    if (profile_is_ended(p))
+        return 0;
+    double share = (double)wasp / (double)cpu;
+    if (!b->noverheads || share > b->overhead_max) {   /* finish sets the same max */
+        b->overhead_max = share;
+        b->max_tid = p->tid;
+        snprintf(b->max_name, sizeof b->max_name, "%s", p->thread_name ? p->thread_name : "");
+        b->max_cpu_ns = cpu;
+    }
+    return add_overhead(b, share);
 }
 
 static int cmp_double(const void *a, const void *b)

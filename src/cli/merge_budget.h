@@ -32,6 +32,12 @@ typedef struct merge_budget {
     double *overheads;          /* wasp time / CPU time of each thread that ran sampled */
     size_t noverheads, cap;
     double overhead_max, overhead_median;
+    /* The thread with the largest: a near-idle thread's few samples or
+     * many switches can read far above the rest, and the reader needs to
+     * know which thread and how much CPU time that share is of. */
+    int64_t max_tid;
+    char max_name[64];
+    uint64_t max_cpu_ns;
     /* All those threads' wasp time (handlers, lifecycle, checkpoints, switches) over
      * all their CPU time: a JVM's short threads (JFR's, say) can read 25% while the
      * process pays 1.5%. */

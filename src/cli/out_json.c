@@ -135,6 +135,9 @@ void json_write_budget(FILE *f, const merge_budget *b)
     }
     fputs(", \"overhead_max\": ", f);
     json_num(f, b->overhead_max);
+    fprintf(f, ", \"overhead_max_tid\": %" PRId64 ", \"overhead_max_thread\": ", b->max_tid);
+    json_escape_str(f, b->max_name);
+    fprintf(f, ", \"overhead_max_cpu_ns\": %" PRIu64, b->max_cpu_ns);
     fputs(", \"overhead_median\": ", f);
     json_num(f, b->overhead_median);
     fputs(", \"overhead_all\": ", f);

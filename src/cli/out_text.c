@@ -131,6 +131,21 @@ static void text_interval(FILE *f, const merge_model *m, uint64_t v)
     else fprintf(f, "%.0f \xc2\xb5s", (double)v / 1e3);
 }
 
+/* Which thread the max is, and of how much CPU time. */
+static void text_max_thread(FILE *f, const merge_budget *b)
+{
+    fprintf(f, "                  max: thread %" PRId64, b->max_tid);
+    if (b->max_name[0]) {
+        fputs(" \"", f);
+        text_puts(f, b->max_name);
+        fputc('"', f);
+    }
+    if (b->max_cpu_ns >= 1000000)
+        fprintf(f, ", %.1f ms of CPU\n", (double)b->max_cpu_ns / 1e6);
+    else
+        fprintf(f, ", %.1f \xc2\xb5s of CPU\n", (double)b->max_cpu_ns / 1e3);
+}
+
 /* The overhead budget (merge_budget.h): what it was, what wasp cost the
  * threads by its own account, and whether it cut the sample rate. */
 static void text_budget(FILE *f, const merge_model *m)
@@ -148,11 +163,14 @@ static void text_budget(FILE *f, const merge_model *m)
         fprintf(f, "  est. overhead:  %.2f%% of the thread's CPU time (1 thread;\n"
                 "                  handler time + %.1f \xc2\xb5s per signal%s)\n",
                 100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3, ckpt);
-    else if (b->noverheads)
+    else if (b->noverheads) {
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time; max %.2f%%, median %.2f%% of a\n"
                 "                  thread's (%zu thread%s; handler time + %.1f \xc2\xb5s per signal%s)\n",
                 100.0 * b->overhead_all, 100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
                 b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3, ckpt);
+        if (b->noverheads > 1)
+            text_max_thread(f, b);
+    }
     else if (b->measured_cpu_ns)
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time\n", 100.0 * b->overhead_all);
     if (b->lifecycle_ns && b->nthreads == 1)

@@ -62,11 +62,23 @@ TEST(max_median_mean_interval_and_cuts)
         thread_profile(st[2], 13, 10000, 2000000000, 40000000, 1000000000, 200000, 10000000),
         thread_profile(st[3], 14, 10000, 0, 0, 0, 0, 1000000),
     };
+    p[1].thread_name = "worker\x1b[2J";   /* named as the terminal must not take it */
     merge_all(&m, p, 4);
     const merge_budget *b = &m.budget;
     CHECK_EQ_U(b->nthreads, 4);
     CHECK_EQ_U(b->noverheads, 3);
     CHECK(b->overhead_max > 0.0299 && b->overhead_max < 0.0301);
+    /* Which thread that is, and of how much CPU time: a near-idle one reads
+     * far above the rest (a JVM's Notification Thread: 836% of 6.8 us). */
+    CHECK_EQ_U(b->max_tid, 12);
+    CHECK_EQ_U(b->max_cpu_ns, 1000000000);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    text_write_report(f, &m, 10);
+    fclose(f);
+    CHECK(strstr(text, "                  max: thread 12 \"worker\\x1b[2J\", 1000.0 ms of CPU\n") != NULL);
+    free(text);
     CHECK(b->overhead_median > 0.0199 && b->overhead_median < 0.0201);
     CHECK_EQ_U(b->ppm, 10000);
     CHECK(!b->ppm_mixed);

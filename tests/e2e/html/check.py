@@ -86,6 +86,8 @@ def check_budget(report, summary):
            "the summary does not show the budget (%s)" % want)
     expect("max %.2f%%" % (100 * budget["overhead_max"]) in summary,
            "the summary lacks the estimated overhead max %.2f%%" % (100 * budget["overhead_max"]))
+    expect("(thread %d" % budget["overhead_max_tid"] in summary,
+           "the summary does not name the thread with the largest overhead, %d" % budget["overhead_max_tid"])
     expect("%.2f%% of all threads" % (100 * budget["overhead_all"]) in summary,
            "the summary lacks the overhead of all threads, %.2f%%" % (100 * budget["overhead_all"]))
     expect("mean interval" in summary, "the summary lacks the effective mean interval")
