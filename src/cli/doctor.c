@@ -24,6 +24,8 @@
 #include "perf.h"
 #include "pmu_events.h"
 #include "sampler_pmu.h"
+#include "signal_cost.h"
+#include "switch_cost.h"
 #include "watch_check.h"
 
 #define DOCTOR_JVM_ROOT "/usr/lib/jvm"
@@ -208,6 +210,24 @@ static void doctor_task_clock(FILE *out, doctor_state *d)
     doctor_line(out, "task clock", "fails: %s", d->clock_err);
 }
 
+/* What sampling costs a thread here, as `wasp run` measures it at start
+ * (signal_cost.h, switch_cost.h) at the default interval: every profile
+ * charges it, so a user can see before a run what a sample and a context
+ * switch will cost. */
+static void doctor_costs(FILE *out, const doctor_state *d)
+{
+    switch_cost c;
+    uint64_t signal = d->task_clock_ok ? signal_cost_ns() : 0;
+    if (!signal || d->slots == 0 || switch_cost_measure(d->slots, OPTIONS_DEFAULT_INTERVAL_NS, &c) < 0) {
+        doctor_line(out, "costs", "not measured: no task clock or no breakpoint opens");
+        return;
+    }
+    doctor_line(out, "costs", "a sample's signal %.1f \xc2\xb5s of CPU; each context switch of a sampled "
+                "thread +%.2f \xc2\xb5s", (double)signal / 1e3, (double)c.base_ns / 1e3);
+    doctor_line(out, "", "at a %.0f ms interval (+%.2f \xc2\xb5s far from due), +%.2f \xc2\xb5s per armed watch",
+                (double)OPTIONS_DEFAULT_INTERVAL_NS / 1e6, (double)c.floor_ns / 1e3, (double)c.armed_ns / 1e3);
+}
+
 /* What sampler_select would do for `auto`, for store modes and for silent-load. */
 static void doctor_auto(FILE *out, const char *root, doctor_state *d)
 {
@@ -343,6 +363,7 @@ int doctor_report(FILE *out, const char *sysfs_root, const char *jvm_root, char 
     doctor_breakpoints(out, sysfs_root, &d);
     doctor_watch(out, &d);
     doctor_task_clock(out, &d);
+    doctor_costs(out, &d);
     doctor_auto(out, sysfs_root, &d);
     doctor_jdks(out, jvm_root);
     doctor_signals(out);

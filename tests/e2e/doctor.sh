@@ -23,7 +23,7 @@ trap 'rm -rf "$TMP"' EXIT
 "$WASP" doctor >"$TMP/out" 2>"$TMP/err"
 rc=$?
 
-for label in kernel cpu perf_event_paranoid PMUs breakpoints "watch self-test" "task clock" "sampler (auto)" JDKs SIGTRAP seccomp; do
+for label in kernel cpu perf_event_paranoid PMUs breakpoints "watch self-test" "task clock" costs "sampler (auto)" JDKs SIGTRAP seccomp; do
     grep -q "^  $label  *[^ ]" "$TMP/out" || fail "no '$label' line in: $(head -c 300 "$TMP/out")"
 done
 grep -q "^  PMUs .* (in $SYSFS)\$" "$TMP/out" || fail "PMUs line does not name $SYSFS"
@@ -33,6 +33,9 @@ case $rc in
     grep -q "^wasp can profile here: \(software\|pmu\) sampler, [1-4] watch slots\? per thread that fires\?\.\$" "$TMP/out" ||
         fail "exit 0 without a 'can profile' verdict: $(tail -n 1 "$TMP/out")"
     [ -s "$TMP/err" ] && fail "exit 0 but stderr says: $(head -n 1 "$TMP/err")"
+    # What a sample and a context switch cost, measured as `wasp run` does.
+    grep -q "^  costs  *a sample's signal [0-9.]* µs of CPU; each context switch of a sampled thread +[0-9.]* µs\$" "$TMP/out" ||
+        fail "a profiling machine without measured costs: $(grep '^  costs ' "$TMP/out")"
     slots=$(sed -n 's/^wasp can profile here: .* sampler, \([0-9]\) watch slots\{0,1\} per thread that fires\{0,1\}\.$/\1/p' "$TMP/out")
     grep "^  watch self-test " "$TMP/out" | grep -q "^  watch self-test  *watchpoints fire: $slots of\|only $slots of" ||
         fail "verdict says $slots slots fire, the self-test says: $(grep '^  watch self-test ' "$TMP/out")"
