@@ -157,17 +157,16 @@ static void text_budget(FILE *f, const merge_model *m)
     else if (!b->ppm) fputs("off", f);
     else fprintf(f, "%g%% of each thread's CPU time", (double)b->ppm / 1e4);
     fputc('\n', f);
-    const char *ckpt = b->checkpoint_ns ? (b->switch_ns ? ", switches, checkpoints" : ", checkpoints")
-                                        : b->switch_ns ? ", switches" : "";
+    const char *sw = b->switch_ns ? ", switches" : "", *ckpt = b->checkpoint_ns ? ", checkpoints" : "";
     if (b->nthreads == 1 && b->noverheads == 1)
         fprintf(f, "  est. overhead:  %.2f%% of the thread's CPU time (1 thread;\n"
-                "                  handler time + %.1f \xc2\xb5s per signal%s)\n",
-                100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3, ckpt);
+                "                  handler time + %.1f \xc2\xb5s per signal%s%s)\n",
+                100.0 * b->overhead_max, (double)b->signal_cost_ns / 1e3, sw, ckpt);
     else if (b->noverheads) {
         fprintf(f, "  est. overhead:  %.2f%% of all threads' CPU time; max %.2f%%, median %.2f%% of a\n"
-                "                  thread's (%zu thread%s; handler time + %.1f \xc2\xb5s per signal%s)\n",
+                "                  thread's (%zu thread%s; handler time + %.1f \xc2\xb5s per signal%s%s)\n",
                 100.0 * b->overhead_all, 100.0 * b->overhead_max, 100.0 * b->overhead_median, b->noverheads,
-                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3, ckpt);
+                b->noverheads == 1 ? "" : "s", (double)b->signal_cost_ns / 1e3, sw, ckpt);
         if (b->noverheads > 1)
             text_max_thread(f, b);
     }
@@ -180,7 +179,7 @@ static void text_budget(FILE *f, const merge_model *m)
         fprintf(f, "  thread costs:   %.1f ms in %zu threads' starts and ends (%.1f \xc2\xb5s a thread),\n"
                 "                  counted in est. overhead\n", (double)b->lifecycle_ns / 1e6,
                 b->nthreads, (double)b->lifecycle_ns / 1e3 / (double)b->nthreads);
-    if (b->switch_ns)
+    if (b->switch_ns && b->switches)
         fprintf(f, "  switch costs:   %.1f ms in %" PRIu64 " context switches (%.2f \xc2\xb5s each; measured:\n"
                 "                  %.2f \xc2\xb5s + %.2f \xc2\xb5s per armed watch), counted in est. overhead\n",
                 (double)b->switch_ns / 1e6, b->switches, (double)b->switch_ns / 1e3 / (double)b->switches,

@@ -332,7 +332,7 @@ static int pass_signal_cost(char *options, size_t size, const wasp_options *o, c
 }
 
 /* What wasp's events add to each context switch of a sampled thread
- * (switch_cost.h, ~50-100 ms): every profile charges its thread's
+ * (switch_cost.h, 65-120 ms): every profile charges its thread's
  * switches with it. The software sampler's part depends on its interval;
  * the PMU sampler's is not measured. 1 ns stands for none measured. */
 static int pass_switch_cost(char *options, size_t size, const wasp_options *o, const sampler *s,

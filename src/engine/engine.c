@@ -230,11 +230,12 @@ static void note_cpu_total(thread_state *t)
 }
 
 /* The kernel's count of t's context switches now (switches.h): its own,
- * or, from another thread, read in /proc. Kept when unreadable. */
+ * or, from another thread, read in /proc. Kept when unreadable, and none
+ * for the ended threads' profile (tid 0), which is no thread. */
 static void note_switches(thread_state *t)
 {
     uint64_t n;
-    if ((t->tid == gettid() ? switches_own(&n) : switches_of(t->tid, &n)) == 0 && n > t->switches_seen)
+    if (t->tid && (t->tid == gettid() ? switches_own(&n) : switches_of(t->tid, &n)) == 0 && n > t->switches_seen)
         t->switches_seen = n;
 }
 
@@ -567,8 +568,7 @@ static void write_all_locked(void)
         if (t->sampler_fd >= 0)
             perf_enable(t->sampler_fd, 0);
         note_cpu_total(t);
-        if (t->tid)   /* the ended threads' profile has no thread of its own */
-            note_switches(t);
+        note_switches(t);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
             if (t->bp_fd[i] >= 0)
                 perf_enable(t->bp_fd[i], 0);

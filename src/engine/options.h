@@ -44,7 +44,7 @@ enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 #define OPTIONS_DEFAULT_SIGNAL_COST_NS 20000ULL
 /* What a context switch of a sampled thread costs when nobody measured it
  * (switch_cost.h): this VM's figures at the default 10 ms interval, 2.2-4.3
- * us for the sampler and idle breakpoints, 0.4-0.6 us per armed one, 1.5
+ * us for the sampler and idle breakpoints, 0.25-0.6 us per armed one, 1.4-1.5
  * us with the sampler far from due. */
 #define OPTIONS_DEFAULT_SWITCH_COST_NS 2500ULL
 #define OPTIONS_DEFAULT_SWITCH_ARMED_NS 500ULL

@@ -34,7 +34,7 @@ typedef struct switch_cost {
  * CPU, it is a busy CPU's cost: a handoff to an idle CPU reprograms its
  * timer anyway, so at short intervals the charge there runs high (1.2-2.1
  * times the measured added time at 1 ms, 0.6-1.5 times at 10 ms:
- * bench/switches.sh). About 60-130 ms. Returns 0, or -1 when it cannot be
+ * bench/switches.sh). 64-74 ms at 10 ms, 114-121 ms at 1 ms here. Returns 0, or -1 when it cannot be
  * measured (no perf, no threads): *c is then left as it was. */
 int switch_cost_measure(int slots, uint64_t period_ns, switch_cost *c);
 

@@ -230,30 +230,47 @@ static Dwarf_Die *unit_of(Dwfl_Module *m, uint64_t addr, Dwarf_Die *storage, Dwa
     return NULL;
 }
 
+/* What DWARF says of addr: its unit, and the nest of scopes holding it,
+ * innermost first (none: n 0). Looked up once per frame: a Go binary's
+ * units are found by walking them all (unit_of). */
+typedef struct addr_dwarf {
+    Dwarf_Die unit, *cu;
+    Dwarf_Addr bias;
+    Dwarf_Die *scopes;
+    int n;
+} addr_dwarf;
+
+static void addr_dwarf_find(Dwfl_Module *m, uint64_t addr, addr_dwarf *d)
+{
+    d->scopes = NULL;
+    d->cu = unit_of(m, addr, &d->unit, &d->bias);
+    d->n = d->cu ? dwarf_getscopes(d->cu, addr - d->bias, &d->scopes) : 0;
+    if (d->n > 0) {
+        /* That chain skips from the innermost scope to the unit; the
+         * scopes holding that one's DIE are the whole nest. */
+        Dwarf_Die inner = d->scopes[0];
+        free(d->scopes);
+        d->scopes = NULL;
+        d->n = dwarf_getscopes_die(&inner, &d->scopes);
+    }
+    if (d->n < 0)
+        d->n = 0;
+}
+
 /* The innermost function containing addr per DWARF: an inlined callee
  * when the compiler inlined one here, so that name and line agree. */
-static char *inlined_function(Dwfl_Module *m, uint64_t addr)
+static char *inlined_function(addr_dwarf *d)
 {
-    Dwarf_Addr bias;
-    Dwarf_Die unit, *cu = unit_of(m, addr, &unit, &bias);
-    Dwarf_Die *scopes = NULL;
-    char *name = NULL;
-    if (!cu)
-        return NULL;
-    int n = dwarf_getscopes(cu, addr - bias, &scopes);
-    for (int i = 0; i < n; i++) {
-        if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+    for (int i = 0; i < d->n; i++) {
+        if (dwarf_tag(&d->scopes[i]) == DW_TAG_subprogram)
             break;  /* not inlined: the ELF symbol says it better (qualified C++ names) */
-        if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) {
+        if (dwarf_tag(&d->scopes[i]) == DW_TAG_inlined_subroutine) {
             Dwarf_Attribute attr;
-            const char *s = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &attr));
-            if (s)
-                name = strdup(s);
-            break;
+            const char *s = dwarf_formstring(dwarf_attr_integrate(&d->scopes[i], DW_AT_name, &attr));
+            return s ? strdup(s) : NULL;
         }
     }
-    free(scopes);
-    return name;
+    return NULL;
 }
 
 /* The functions that inlined the one named at addr, each at the line
@@ -264,58 +281,47 @@ static char *inlined_function(Dwfl_Module *m, uint64_t addr)
  * showed only the setter, with no caller in the program, and the line to
  * fix is the loop's. Fills out[0..max) (module and pc set by the caller);
  * returns how many. */
-static int inlining_callers(Dwfl_Module *m, uint64_t addr, prof_frame *out, int max)
+static int inlining_callers(Dwfl_Module *m, uint64_t addr, addr_dwarf *d, prof_frame *out, int max)
 {
-    Dwarf_Addr bias;
-    Dwarf_Die unit, *cu = unit_of(m, addr, &unit, &bias);
-    Dwarf_Die *scopes = NULL;
+    Dwarf_Die *scopes = d->scopes;
     Dwarf_Files *files = NULL;
-    int n = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0, k = 0;
-    if (n > 0) {
-        /* That chain skips from the innermost scope to the unit; the
-         * scopes holding that one's DIE are the whole nest. */
-        Dwarf_Die inner = scopes[0];
-        free(scopes);
-        scopes = NULL;
-        n = dwarf_getscopes_die(&inner, &scopes);
-    }
-    if (n > 0 && dwarf_getsrcfiles(cu, &files, NULL) != 0)
+    int n = d->n, k = 0;
+    if (n > 0 && dwarf_getsrcfiles(d->cu, &files, NULL) != 0)
         files = NULL;
     for (int i = 0; i < n && k < max; i++) {
         int j = i + 1, tag;
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
-        while (j < n && (tag = dwarf_tag(&scopes[j])) != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+        while (j < n && (tag = dwarf_tag(&scopes[j])) != DW_TAG_inlined_subroutine &&
+               tag != DW_TAG_subprogram)
             j++;
         if (j >= n)
             break;
         Dwarf_Attribute attr;
         Dwarf_Word call_file = 0, call_line = 0;
         const char *file = NULL, *name = NULL;
+        int outermost = dwarf_tag(&scopes[j]) == DW_TAG_subprogram;
         if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &call_file) == 0)
             file = dwarf_filesrc(files, call_file, NULL, NULL);
         dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &call_line);
-        prof_frame *f = &out[k++];
-        if (dwarf_tag(&scopes[j]) == DW_TAG_subprogram)
+        if (outermost)
             name = dwfl_module_addrname(m, addr);
         if (!name)   /* an inlined function, or a symbol table without it */
             name = dwarf_formstring(dwarf_attr_integrate(&scopes[j], DW_AT_name, &attr));
-        f->function = name ? demangled(name) : NULL;
+        prof_frame *f = &out[k++];
+        f->function = name ? demangled(name) : strdup("[inlined]");
         const char *slash = file ? strrchr(file, '/') : NULL;
         f->file = strdup(slash ? slash + 1 : file ? file : "");
         f->line = (uint32_t)call_line;
-        if (!f->function)
-            f->function = strdup("[inlined]");
-        if (dwarf_tag(&scopes[j]) == DW_TAG_subprogram)
+        if (outermost)
             break;
     }
-    free(scopes);
     return k;
 }
 
-static char *function_name(Dwfl_Module *m, uint64_t addr)
+static char *function_name(Dwfl_Module *m, uint64_t addr, addr_dwarf *d)
 {
-    char *name = inlined_function(m, addr);
+    char *name = inlined_function(d);
     if (name)
         return name;
     const char *sym = dwfl_module_addrname(m, addr);
@@ -324,11 +330,9 @@ static char *function_name(Dwfl_Module *m, uint64_t addr)
     return NULL;
 }
 
-static void source_line(Dwfl_Module *m, uint64_t addr, prof_frame *out)
+static void source_line(uint64_t addr, addr_dwarf *d, prof_frame *out)
 {
-    Dwarf_Addr bias;
-    Dwarf_Die unit, *cu = unit_of(m, addr, &unit, &bias);
-    Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, addr - bias) : NULL;
+    Dwarf_Line *line = d->cu ? dwarf_getsrc_die(d->cu, addr - d->bias) : NULL;
     int lineno = 0;
     const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
     if (file) {
@@ -375,12 +379,15 @@ int native_symbolize(frame_key f, int leaf, prof_frame *out, int max)
     if (!m)
         m = module_of(addr);
     if (m) {
-        out->function = function_name(m, addr);
-        source_line(m, addr, out);
+        addr_dwarf d;
+        addr_dwarf_find(m, addr, &d);
+        out->function = function_name(m, addr, &d);
+        source_line(addr, &d, out);
         out->module = module_path(m);
         if (!out->function)
             out->function = unnamed_function(m, f.id, out->module);
-        n += inlining_callers(m, addr, out + 1, max - 1);
+        n += inlining_callers(m, addr, &d, out + 1, max - 1);
+        free(d.scopes);
     }
     pthread_mutex_unlock(&symbols_lock);
     if (!out->function) {

@@ -40,6 +40,23 @@ static char *budget_json(const merge_budget *b)
     return buf;
 }
 
+/* One more stat in p, whose array (st) has room for it. */
+static void add_stat(profile *p, const char *name, uint64_t value)
+{
+    p->stats[p->nstats++] = (prof_stat){ (char *)name, value };
+}
+
+/* The text report of m (malloc'd). */
+static char *report_text(const merge_model *m)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    text_write_report(f, m, 10);
+    fclose(f);
+    return buf;
+}
+
 /* m, merged from the n profiles p. */
 static void merge_all(merge_model *m, profile *p, int n)
 {
@@ -72,11 +89,7 @@ TEST(max_median_mean_interval_and_cuts)
      * far above the rest (a JVM's Notification Thread: 836% of 6.8 us). */
     CHECK_EQ_U(b->max_tid, 12);
     CHECK_EQ_U(b->max_cpu_ns, 1000000000);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    text_write_report(f, &m, 10);
-    fclose(f);
+    char *text = report_text(&m);
     CHECK(strstr(text, "                  max: thread 12 \"worker\\x1b[2J\", 1000.0 ms of CPU\n") != NULL);
     free(text);
     CHECK(b->overhead_median > 0.0199 && b->overhead_median < 0.0201);
@@ -128,11 +141,8 @@ TEST(thread_costs_and_checkpoints_count_in_the_overhead)
         thread_profile(st[0], 31, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
         thread_profile(st[1], 32, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
     };
-    st[0][8] = (prof_stat){ "checkpoint_ns", 30000000 };
-    st[0][9] = (prof_stat){ "lifecycle_ns", 0 };
-    st[1][8] = (prof_stat){ "checkpoint_ns", 0 };
-    st[1][9] = (prof_stat){ "lifecycle_ns", 5000000 };
-    p[0].nstats = p[1].nstats = 10;
+    add_stat(&p[0], "checkpoint_ns", 30000000);
+    add_stat(&p[1], "lifecycle_ns", 5000000);
     merge_all(&m, p, 2);
     const merge_budget *b = &m.budget;
     CHECK(b->overhead_max > 0.0399 && b->overhead_max < 0.0401);       /* (10 + 30) / 1000 */
@@ -154,13 +164,12 @@ TEST(switch_costs_count_in_the_overhead_and_are_said)
         thread_profile(st[0], 41, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
         thread_profile(st[1], 42, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
     };
-    st[0][8] = (prof_stat){ "switches", 40000 };
-    st[0][9] = (prof_stat){ "switch_ns", 100000000 };
-    st[1][8] = (prof_stat){ "switches", 0 };
-    st[1][9] = (prof_stat){ "switch_ns", 0 };
-    st[0][10] = st[1][10] = (prof_stat){ "budget.switch_cost_ns", 2000 };
-    st[0][11] = st[1][11] = (prof_stat){ "budget.switch_armed_ns", 500 };
-    p[0].nstats = p[1].nstats = 12;
+    add_stat(&p[0], "switches", 40000);
+    add_stat(&p[0], "switch_ns", 100000000);
+    for (int i = 0; i < 2; i++) {
+        add_stat(&p[i], "budget.switch_cost_ns", 2000);
+        add_stat(&p[i], "budget.switch_armed_ns", 500);
+    }
     merge_all(&m, p, 2);
     const merge_budget *b = &m.budget;
     CHECK(b->overhead_max > 0.1099 && b->overhead_max < 0.1101);       /* (10 + 100) / 1000 */
@@ -169,11 +178,7 @@ TEST(switch_costs_count_in_the_overhead_and_are_said)
     CHECK(strstr(json, "\"switches\": 40000, \"switch_ns\": 100000000, \"switch_cost_ns\": 2000, "
                        "\"switch_floor_ns\": 0, \"switch_armed_ns\": 500") != NULL);
     free(json);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    text_write_report(f, &m, 10);
-    fclose(f);
+    char *text = report_text(&m);
     CHECK(strstr(text, "switch costs:   100.0 ms in 40000 context switches (2.50 \xc2\xb5s each") != NULL);
     CHECK(strstr(text, "note: context switches cost 5.0% of the threads' CPU time") != NULL);
     free(text);
