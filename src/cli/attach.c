@@ -27,6 +27,7 @@
 #include "publish.h"
 #include "run.h"
 #include "run_check.h"
+#include "run_dir.h"
 
 #define ATTACH_USAGE "usage: wasp attach PID [--duration T] [--mode dead-store|silent-store|silent-load] " \
                      "[--interval T] [--sampler auto|pmu|software] [--period N] [--slots 1-4] " \
@@ -196,8 +197,7 @@ typedef struct prepare_call {
 static int prepare(void *arg)
 {
     prepare_call *c = arg;
-    char own[PATH_MAX], pid_dir[PATH_MAX + 96];
-    struct stat st;
+    char own[PATH_MAX];
     if (c->t->other_root) {
         snprintf(own, sizeof(own), "%s", c->lib);
         snprintf(c->lib, sizeof(c->lib), "/tmp/libwasp-attach-%u.so", (unsigned)c->t->uid);
@@ -209,15 +209,7 @@ static int prepare(void *arg)
         }
     }
     snprintf(c->view_dir, sizeof(c->view_dir), "%s%s", c->t->other_root ? c->t->root : "", c->a->dir);
-    if (run_check_dir(c->view_dir, c->err, sizeof(c->err)) < 0)
-        return -1;
-    snprintf(pid_dir, sizeof(pid_dir), "%s/%d", c->view_dir, (int)c->t->nspid);
-    if (lstat(pid_dir, &st) == 0) {
-        snprintf(c->err, sizeof(c->err), "%s holds a profile of this JVM already (an earlier attach) — "
-                 "give a new -o DIR, or none for a fresh one", c->view_dir);
-        return -1;
-    }
-    return 0;
+    return run_dir_check(c->view_dir, c->err, sizeof(c->err));
 }
 
 /* The default DIR: wasp-attach-PID-N, the first N not taken, in our
@@ -362,7 +354,7 @@ static int start_main(attach_args *a, const wasp_options *o, const attach_target
                 kill(t->pid, 0) == 0 ? " in time" : ": the JVM is gone");
         return 1;
     }
-    run_check_outcome(c.view_dir, 0, 0, 0, "the JVM");
+    run_check_outcome(c.view_dir, 0, 0, "the JVM");
     return 0;
 }
 

@@ -43,6 +43,7 @@
 #include "exact_raw.h"
 #include "merge_internal.h"
 #include "profile.h"
+#include "publish.h"
 
 /* ---- one thread's profile ---- */
 
@@ -375,7 +376,7 @@ int exact_convert_text(char *buf, const char *dir, unsigned n, exact_summary *s,
         return -1;
     int rc = 0;
     snprintf(pdir, sizeof(pdir), "%s/%" PRId64, dir, r.pid);
-    if (mkdir(pdir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(pdir, PUBLISH_DIR_MODE) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "%s: %s", pdir, strerror(errno));
         rc = -1;
     }

@@ -25,6 +25,7 @@
 #include "options.h"
 #include "perf.h"
 #include "run_check.h"
+#include "run_dir.h"
 #include "run_env.h"
 #include "pmu_events.h"
 #include "sampler.h"
@@ -93,7 +94,9 @@ static int parse_args(int argc, char **argv, run_args *a)
 {
     int i;
     memset(a, 0, sizeof(*a));
-    snprintf(a->dir, sizeof(a->dir), "wasp-%d", (int)getpid());
+    /* Not free (all of wasp-PID-2 to -9999 taken): the check says so. */
+    if (run_dir_default(a->dir, sizeof(a->dir)) < 0)
+        snprintf(a->dir, sizeof(a->dir), "wasp-%d", (int)getpid());
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *flag = argv[i];
         if (strcmp(flag, "--no-watch-check") == 0) {
@@ -407,7 +410,7 @@ int run_main(int argc, char **argv)
         return 2;
     }
     /* Found out now, not after the program ran for an hour. */
-    if (run_check_dir(a.dir, err, sizeof(err)) < 0 || run_env_set(lib, a.options, err, sizeof(err)) < 0) {
+    if (run_dir_check(a.dir, err, sizeof(err)) < 0 || run_env_set(lib, a.options, err, sizeof(err)) < 0) {
         fprintf(stderr, "[wasp] ERROR %s\n", err);
         return 2;
     }
@@ -417,7 +420,6 @@ int run_main(int argc, char **argv)
         fprintf(stderr, "[wasp] WARN %s is statically linked: LD_PRELOAD cannot load wasp into it, "
                 "so only dynamically linked programs it starts are profiled — link it dynamically "
                 "to profile it, or use wasp run --exact (every access, under Valgrind: no preload)\n", exe);
-    size_t before = run_check_count_profiles(a.dir);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t child = fork();
     if (child < 0) {
@@ -432,7 +434,7 @@ int run_main(int argc, char **argv)
     }
     rc = run_wait(child);
     wait_for_guardians();
-    run_check_outcome(a.dir, before, rc, is_static, a.command[0]);
+    run_check_outcome(a.dir, rc, is_static, a.command[0]);
     return rc;
 }
 

@@ -19,7 +19,6 @@
 #include <unistd.h>
 #include "completeness.h"
 #include "profile.h"
-#include "publish.h"
 #include "report_walk.h"
 
 /* The file execvp would run for cmd, into path; 0 or -1. */
@@ -145,38 +144,6 @@ const run_sanitizer *run_check_sanitizer(const char *cmd)
     return found;
 }
 
-int run_check_dir(const char *dir, char *err, size_t errlen)
-{
-    struct stat st;
-    if (!*dir) {
-        snprintf(err, errlen, "-o needs a directory, not an empty string — give e.g. -o prof");
-        return -1;
-    }
-    if (lstat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "-o %s is %s, not a directory — give a directory wasp may create "
-                 "or fill", dir, S_ISLNK(st.st_mode) ? "a symbolic link" : "an existing file");
-        return -1;
-    }
-    if (publish_mkdirs(dir, PUBLISH_DIR_MODE) != 0) {
-        snprintf(err, errlen, "cannot create %s: %s — give a writable directory with -o DIR", dir,
-                 strerror(errno));
-        return -1;
-    }
-    /* access() would say yes to root on a read-only mount or /proc: try. */
-    char probe[64];
-    snprintf(probe, sizeof probe, ".wasp-write-check.%d", (int)getpid());
-    int fd = publish_open_dir(dir);
-    if (fd < 0 || mkdirat(fd, probe, 0700) != 0) {
-        snprintf(err, errlen, "cannot write into %s: %s — give a writable directory with -o DIR",
-                 dir, strerror(errno));
-        if (fd >= 0) close(fd);
-        return -1;
-    }
-    unlinkat(fd, probe, AT_REMOVEDIR);
-    close(fd);
-    return 0;
-}
-
 /* What a run's directory holds, as the report will read it. */
 typedef struct run_found {
     size_t profiles, ckpts;   /* profiles, of which checkpoints */
@@ -222,14 +189,7 @@ static void run_check_walk(const char *dir, run_found *f)
     completeness_free(&c);
 }
 
-size_t run_check_count_profiles(const char *dir)
-{
-    run_found f;
-    run_check_walk(dir, &f);
-    return f.profiles;
-}
-
-void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd)
+void run_check_outcome(const char *dir, int rc, int is_static, const char *cmd)
 {
     run_found f;
     run_check_walk(dir, &f);
@@ -247,9 +207,9 @@ void run_check_outcome(const char *dir, size_t before, int rc, int is_static, co
                 "normally (killed or crashed?); wasp report shows the data up to the last one (--flush)\n",
                 f.ckpts, f.ckpts == 1 ? "" : "s");
     if (f.missing)
-        fprintf(stderr, "[wasp] %s %s: %s\n", f.profiles > before ? "WARN incomplete run in" :
+        fprintf(stderr, "[wasp] %s %s: %s\n", f.profiles ? "WARN incomplete run in" :
                 "ERROR no profile was written to", dir, f.msg);
-    if (f.profiles > before)
+    if (f.profiles)
         fprintf(stderr, "[wasp] profile in %s — view it with: wasp report %s\n", dir, dir);
     else if (f.procs && !f.missing)
         fprintf(stderr, "[wasp] ERROR no profile was written to %s: libwasp.so loaded in %" PRIu64

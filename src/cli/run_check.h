@@ -18,19 +18,10 @@ typedef struct {
  * that cannot run under Valgrind (the exact mode's engine); else NULL. */
 const run_sanitizer *run_check_sanitizer(const char *cmd);
 
-/* Makes -o DIR ready before the program runs: refuses "", a symlink and
- * anything not a directory; creates it (mode 0700) when absent; proves it
- * writable by making and removing an entry. 0, or -1 with a message naming
- * the fix. */
-int run_check_dir(const char *dir, char *err, size_t errlen);
-
-/* Profile files (DIR/<pid>/NAME.wasp) in a run directory. */
-size_t run_check_count_profiles(const char *dir);
-
 /* After the command ended with status rc: says where the profile is, or
  * that the run is incomplete and why (the processes' manifests), or why
  * there is none: a library that loaded but wrote nothing is told apart
- * from one that never loaded. before: profiles there before the run. */
-void run_check_outcome(const char *dir, size_t before, int rc, int is_static, const char *cmd);
+ * from one that never loaded. */
+void run_check_outcome(const char *dir, int rc, int is_static, const char *cmd);
 
 #endif

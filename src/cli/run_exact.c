@@ -28,7 +28,9 @@
 #include <unistd.h>
 #include "exact_convert.h"
 #include "run.h"
+#include "publish.h"
 #include "run_check.h"
+#include "run_dir.h"
 #include "run_env.h"
 
 #define EXACT_MAX_ARGS 16
@@ -112,13 +114,24 @@ static int java_env(const char *libdir)
     return 0;
 }
 
+/* DIR as the sampled mode makes it (run_dir.c), and in it the folder of
+ * the tool's raw records, new: an earlier run's would be converted too. */
 static int make_dirs(const char *dir, char *raw, size_t len)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    char err[PATH_MAX + 256];
+    if (run_dir_check(dir, err, sizeof(err)) < 0) {
+        fprintf(stderr, "[wasp] ERROR %s\n", err);
         return -1;
-    if ((size_t)snprintf(raw, len, "%s/.exact", dir) >= len)
+    }
+    if ((size_t)snprintf(raw, len, "%s/.exact", dir) >= len) {
+        exact_error("output directory path too long", "give a shorter -o DIR");
         return -1;
-    return mkdir(raw, 0755) != 0 && errno != EEXIST ? -1 : 0;
+    }
+    if (mkdir(raw, PUBLISH_DIR_MODE) != 0) {
+        exact_error("cannot create the run directory's .exact folder", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* valgrind's argument vector, CMD's after it; static strings live in opt. */
@@ -199,7 +212,7 @@ int run_exact(const wasp_options *o, const char *dir, char **command, const char
         return 2;
     }
     if (make_dirs(dir, raw, sizeof(raw)) < 0)
-        return exact_error("cannot create the run directory", strerror(errno));
+        return 2;
     char **argv = tool_argv(o, dir, command, limit ? limit_opt : NULL, opt);
     if (!argv)
         return exact_error("out of memory", "free some memory");

@@ -234,6 +234,22 @@ expect_one_error exact_bad_limit "$WASP" run --exact --exact-limit lots -o "$TMP
 expect_one_error exact_zero_limit "$WASP" run --exact --exact-limit 0 -o "$TMP/e4" -- "$BIN/silent_store" 0.001
 expect_one_error exact_limit_alone "$WASP" run --exact-limit 5s -o "$TMP/e5" -- "$BIN/silent_store" 0.001
 
+# -o as the sampled mode checks it: a directory holding an earlier run (its
+# raw records were converted again with the new ones), a symbolic link
+# (written through), each refused before the program runs; the directories
+# it makes are private (they were 0755; profiles hold command lines).
+rm -f "$TMP/ran"
+ERROR_NAMES="holds an earlier run" expect_one_error exact_out_again \
+    "$WASP" run --exact -o "$TMP/exact_silent_store" -- touch "$TMP/ran"
+[ -e "$TMP/ran" ] && fail exact_out_again "the program ran although -o was refused"
+mkdir -p "$TMP/link_target" && ln -sfn "$TMP/link_target" "$TMP/out_link"
+ERROR_NAMES="symbolic link" expect_one_error exact_out_link \
+    "$WASP" run --exact -o "$TMP/out_link" -- touch "$TMP/ran"
+[ -n "$(ls -A "$TMP/link_target")" ] && fail exact_out_link "wrote through the link: $(ls "$TMP/link_target")"
+modes=$(find "$TMP/exact_silent_store" -type d -exec stat -c %a {} + | sort -u | tr '\n' ' ')
+if [ "$modes" = "700 " ]; then ok exact_dir_private "run and process directories 0700"
+else fail exact_dir_private "directory modes: $modes"; fi
+
 # Sanitizers that cannot run under Valgrind are refused up front, by name:
 # an ASan program died at its shadow memory's mapping, an LSan one hung in
 # its leak check at exit (ptrace under Valgrind).
