@@ -30,7 +30,7 @@
 #include "run_dir.h"
 
 #define ATTACH_USAGE "usage: wasp attach PID [--duration T] [--mode dead-store|silent-store|silent-load] " \
-                     "[--interval T] [--sampler auto|pmu|software] [--period N] [--slots 1-4] " \
+                     "[--interval T] [--sampler auto|pmu|software|ctimer] [--period N] [--slots 1-4] " \
                      "[--fp-tolerance F] [--stack include|exclude] [--no-watch-check] [--no-wait] [-o DIR]\n" \
                      "       wasp attach PID --stop"
 #define WAKE_TIMEOUT_MS 10000

@@ -23,6 +23,7 @@
 #include "options.h"
 #include "perf.h"
 #include "pmu_events.h"
+#include "sampler.h"
 #include "sampler_pmu.h"
 #include "signal_cost.h"
 #include "switch_cost.h"
@@ -35,6 +36,7 @@ typedef struct doctor_state {
     int slots;              /* breakpoints one thread could open, at most 4 used */
     watch_check watch;      /* whether those slots also fire */
     int task_clock_ok;
+    uint64_t tick_ns;           /* the CPU-time timer fires on it; 0: it did not fire */
     int pmu_ok[2];          /* [0] stores, [1] loads */
     pmu_event pmu_ev[2];
     char bp_err[512], clock_err[512], pmu_why[2][512];
@@ -210,22 +212,39 @@ static void doctor_task_clock(FILE *out, doctor_state *d)
     doctor_line(out, "task clock", "fails: %s", d->clock_err);
 }
 
+/* The ctimer sampler's clock (sampler_ctimer.c): whether a CPU-time timer
+ * fires here, and on what tick. */
+static void doctor_cpu_timer(FILE *out, doctor_state *d)
+{
+    d->tick_ns = ctimer_tick_ns();
+    if (d->tick_ns)
+        doctor_line(out, "cpu timer", "fires every %.1f ms of CPU (the kernel's tick): auto's software "
+                    "sampler from %.0f ms intervals up", (double)d->tick_ns / 1e6,
+                    (double)CTIMER_MIN_INTERVAL_NS / 1e6);
+    else
+        doctor_line(out, "cpu timer", "did not fire within 50 ms of CPU: the task clock samples at "
+                    "every interval (--sampler software)");
+}
+
 /* What sampling costs a thread here, as `wasp run` measures it at start
- * (signal_cost.h, switch_cost.h) at the default interval: every profile
- * charges it, so a user can see before a run what a sample and a context
- * switch will cost. */
+ * (signal_cost.h, switch_cost.h) at the default interval, with the sampler
+ * auto takes there: every profile charges it, so a user can see before a
+ * run what a sample and a context switch will cost. */
 static void doctor_costs(FILE *out, const doctor_state *d)
 {
-    switch_cost c;
+    switch_cost c, clock;
     uint64_t signal = d->task_clock_ok ? signal_cost_ns() : 0;
-    if (!signal || d->slots == 0 || switch_cost_measure(d->slots, OPTIONS_DEFAULT_INTERVAL_NS, &c) < 0) {
+    uint64_t period = d->tick_ns ? 0 : OPTIONS_DEFAULT_INTERVAL_NS;   /* the ctimer has no part */
+    if (!signal || d->slots == 0 || switch_cost_measure(d->slots, period, &c) < 0 ||
+        switch_cost_measure(d->slots, OPTIONS_DEFAULT_INTERVAL_NS, &clock) < 0) {
         doctor_line(out, "costs", "not measured: no task clock or no breakpoint opens");
         return;
     }
     doctor_line(out, "costs", "a sample's signal %.1f \xc2\xb5s of CPU; each context switch of a sampled "
                 "thread +%.2f \xc2\xb5s", (double)signal / 1e3, (double)c.base_ns / 1e3);
-    doctor_line(out, "", "at a %.0f ms interval (+%.2f \xc2\xb5s far from due), +%.2f \xc2\xb5s per armed watch",
-                (double)OPTIONS_DEFAULT_INTERVAL_NS / 1e6, (double)c.floor_ns / 1e3, (double)c.armed_ns / 1e3);
+    doctor_line(out, "", "at a %.0f ms interval with the %s, +%.2f \xc2\xb5s per armed watch "
+                "(with the task clock: +%.2f \xc2\xb5s)", (double)OPTIONS_DEFAULT_INTERVAL_NS / 1e6,
+                d->tick_ns ? "CPU timer" : "task clock", (double)c.armed_ns / 1e3, (double)clock.base_ns / 1e3);
 }
 
 /* What sampler_select would do for `auto`, for store modes and for silent-load. */
@@ -237,7 +256,8 @@ static void doctor_auto(FILE *out, const char *root, doctor_state *d)
         d->pmu_ok[k] = pmu_choose(root, wants[k], OPTIONS_DEFAULT_PERIOD, &d->pmu_ev[k], d->pmu_why[k],
                                   sizeof(d->pmu_why[k])) == 0;
     if (!d->pmu_ok[0] && !d->pmu_ok[1] && strcmp(d->pmu_why[0], d->pmu_why[1]) == 0) {
-        doctor_line(out, "sampler (auto)", "software, every mode: %s", d->pmu_why[0]);
+        doctor_line(out, "sampler (auto)", "software (%s), every mode: %s",
+                    d->tick_ns ? "ctimer from 10 ms intervals, task clock below" : "task clock", d->pmu_why[0]);
         return;
     }
     for (int k = 0; k < 2; k++) {
@@ -363,6 +383,7 @@ int doctor_report(FILE *out, const char *sysfs_root, const char *jvm_root, char 
     doctor_breakpoints(out, sysfs_root, &d);
     doctor_watch(out, &d);
     doctor_task_clock(out, &d);
+    doctor_cpu_timer(out, &d);
     doctor_costs(out, &d);
     doctor_auto(out, sysfs_root, &d);
     doctor_jdks(out, jvm_root);

@@ -17,7 +17,7 @@ static void usage(FILE *out)
     fprintf(out,
             "wasp %s - finds dead stores, silent stores and silent loads\n\n"
             "usage:\n"
-            "  wasp run [--mode dead-store|silent-store|silent-load] [--sampler auto|pmu|software]\n"
+            "  wasp run [--mode dead-store|silent-store|silent-load] [--sampler auto|pmu|software|ctimer]\n"
             "           [--interval T] [--period N] [--slots 1-4] [--fp-tolerance F]\n"
             "           [--stack include|exclude] [--no-watch-check] [-o DIR] -- CMD [ARGS...]\n"
             "  wasp run --exact [--mode ...] [--fp-tolerance F] [--stack include|exclude]\n"

@@ -496,6 +496,11 @@ const char *merge_checkpoint_time(const merge_model *m, char *buf, size_t len)
     return buf;
 }
 
+int merge_sampler_timed(const merge_model *m)
+{
+    return !strcmp(m->sampler, "software") || !strcmp(m->sampler, "ctimer");
+}
+
 const char *merge_relation(const char *mode)
 {
     if (!strcmp(mode, "dead-store")) return "killed by";

@@ -141,6 +141,11 @@ const char *merge_checkpoint_time(const merge_model *m, char *buf, size_t len);
  * (silent-load). One place, so every report says the same. */
 const char *merge_relation(const char *mode);
 
+/* 1 when the samplers of m sampled by CPU time (software: the task clock;
+ * ctimer: the CPU-time timer), so intervals are nanoseconds and samples
+ * are drawn from code as sampler_soft.c draws them. */
+int merge_sampler_timed(const merge_model *m);
+
 /* Summed value of a stat, 0 when absent; after merge_finish (a binary
  * search of the stats it sorted). */
 uint64_t merge_stat_value(const merge_model *m, const char *name);

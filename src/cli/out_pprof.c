@@ -328,7 +328,7 @@ static int pprof_comments(pprof_doc *d)
     char interval[64], why[512];
     if (m->interval_mixed) snprintf(interval, sizeof interval, "interval varies by thread");
     else snprintf(interval, sizeof interval, "every %" PRIu64 " %s", m->interval,
-                  strcmp(m->sampler, "pmu") ? "ns" : "events");
+                  merge_sampler_timed(m) ? "ns" : "events");
     int rc = pprof_comment(d, "wasp %s: %zu thread%s in %zu process%s, sampler %s, %s", m->mode,
                            m->nthreads, m->nthreads == 1 ? "" : "s", m->nprocesses,
                            m->nprocesses == 1 ? "" : "es", m->sampler, interval);

@@ -126,7 +126,7 @@ static void text_cost(FILE *f, const merge_model *m)
  * events for the PMU one. */
 static void text_interval(FILE *f, const merge_model *m, uint64_t v)
 {
-    if (strcmp(m->sampler, "software") != 0) fprintf(f, "%" PRIu64 " events", v);
+    if (!merge_sampler_timed(m)) fprintf(f, "%" PRIu64 " events", v);
     else if (v >= 1000000) fprintf(f, "%.1f ms", (double)v / 1e6);
     else fprintf(f, "%.0f \xc2\xb5s", (double)v / 1e3);
 }
@@ -271,7 +271,7 @@ static void text_exact(FILE *f, const merge_model *m)
  * breakpoints that take a chosen access cost (decode_choose.c). */
 static void text_choice(FILE *f, const merge_model *m)
 {
-    if (strcmp(m->sampler, "software") != 0)
+    if (!merge_sampler_timed(m))
         return;
     fprintf(f, "  choice:         each access of a straight-line region equally likely per run of it;\n"
             "                  across regions by time, each pair times its region's accesses per\n"
@@ -336,7 +336,7 @@ static void text_header(FILE *f, const merge_model *m)
     }
     fprintf(f, "  sampler:        %s", m->sampler);
     if (m->interval_mixed) fputs(", interval varies by thread", f);
-    else if (!strcmp(m->sampler, "software")) fprintf(f, ", every %" PRIu64 " ns", m->interval);
+    else if (merge_sampler_timed(m)) fprintf(f, ", every %" PRIu64 " ns", m->interval);
     else fprintf(f, ", every %" PRIu64 " events", m->interval);
     fputc('\n', f);
     fprintf(f, "  watch check:    %s\n", m->watch_check);

@@ -43,7 +43,7 @@ static int pr_header(pr_state *s)
         if (pr_field_str(s, 1, &t, "bad escape") != 0) return -1;
         int ok = s->nheader == 0
             ? !strcmp(t, "dead-store") || !strcmp(t, "silent-store") || !strcmp(t, "silent-load")
-            : !strcmp(t, "software") || !strcmp(t, "pmu") || !strcmp(t, "exact");
+            : !strcmp(t, "software") || !strcmp(t, "ctimer") || !strcmp(t, "pmu") || !strcmp(t, "exact");
         if (ok) strcpy(s->nheader == 0 ? p->mode : p->sampler, t);
         free(t);
         return ok ? 0 : pr_bad(s, "unknown value");

@@ -34,7 +34,7 @@
 #include "watch_check.h"
 
 #define RUN_USAGE "usage: wasp run [--mode dead-store|silent-store|silent-load] " \
-                  "[--sampler auto|pmu|software] [--interval T] [--period N] [--budget P|off] " \
+                  "[--sampler auto|pmu|software|ctimer] [--interval T] [--period N] [--budget P|off] " \
                   "[--slots 1-4] [--fp-tolerance F] [--stack include|exclude] [--flush T|off] " \
                   "[--no-watch-check] " \
                   "[-o DIR] -- CMD [ARGS...]\n" \
@@ -336,14 +336,15 @@ static int pass_signal_cost(char *options, size_t size, const wasp_options *o, c
 
 /* What wasp's events add to each context switch of a sampled thread
  * (switch_cost.h, 65-120 ms): every profile charges its thread's
- * switches with it. The software sampler's part depends on its interval;
- * the PMU sampler's is not measured. 1 ns stands for none measured. */
+ * switches with it. The task-clock sampler's part depends on its interval;
+ * the ctimer sampler has none (its timer is not switched); the PMU
+ * sampler's is not measured. 1 ns stands for none measured. */
 static int pass_switch_cost(char *options, size_t size, const wasp_options *o, const sampler *s,
                             uint64_t interval)
 {
     char value[32];
     switch_cost c;
-    if (switch_cost_measure(o->slots, s == &sampler_pmu ? 0 : interval, &c) < 0)
+    if (switch_cost_measure(o->slots, s == &sampler_software ? interval : 0, &c) < 0)
         return 0;
     snprintf(value, sizeof(value), "%lluns", (unsigned long long)(c.base_ns ? c.base_ns : 1));
     if (run_append_option(options, size, "switch-cost", value) < 0)
@@ -353,6 +354,21 @@ static int pass_switch_cost(char *options, size_t size, const wasp_options *o, c
         return -1;
     snprintf(value, sizeof(value), "%lluns", (unsigned long long)(c.armed_ns ? c.armed_ns : 1));
     return run_append_option(options, size, "switch-armed-cost", value);
+}
+
+/* The kernel's tick, on which the ctimer sampler's timers fire (~20 ms).
+ * Where a CPU-time timer never fired, auto takes the task clock. */
+static int pass_tick(char *options, size_t size, const wasp_options *o, const sampler **s)
+{
+    char value[32];
+    uint64_t tick = *s == &sampler_ctimer ? ctimer_tick_ns() : 0;
+    if (!tick) {
+        if (*s == &sampler_ctimer && o->sampler == SAMPLER_AUTO)
+            *s = &sampler_software;
+        return 0;
+    }
+    snprintf(value, sizeof(value), "%lluns", (unsigned long long)tick);
+    return run_append_option(options, size, "tick", value);
 }
 
 int run_check_machine(const wasp_options *o, int no_watch_check, char *options, size_t size)
@@ -372,7 +388,7 @@ int run_check_machine(const wasp_options *o, int no_watch_check, char *options, 
         return -1;
     }
     uint64_t interval;
-    if (check_watches(options, size, no_watch_check, o) < 0 ||
+    if (check_watches(options, size, no_watch_check, o) < 0 || pass_tick(options, size, o, &s) < 0 ||
         pass_signal_cost(options, size, o, s, &interval) < 0 ||
         pass_switch_cost(options, size, o, s, interval) < 0)
         return -1;

@@ -33,6 +33,8 @@ enum drop_reason {
                               as it returned, at the pc it handled, not where the program's time went */
     DROP_SKIPPED_BEHIND,   /* the access drawn behind the pc past a branch target did not run
                               before the pc ran again (decode_choose.c) */
+    DROP_IN_SYSCALL,       /* ctimer: the tick came during a system call, so the signal waited
+                              for its return, at a pc where no user time went (sampler_ctimer.c) */
     DROP_REASON_COUNT
 };
 
@@ -44,7 +46,7 @@ static inline const char *drop_reason_name(enum drop_reason r)
         "addr_clobbered", "addr_unknown", "no_boundary", "unwind_failed",
         "table_full", "spurious_trap", "unreadable", "epoch",
         "no_record", "ring_lost", "inexact_ip", "stack_probe", "stack", "runtime",
-        "skipped_ahead", "in_handler", "skipped_behind",
+        "skipped_ahead", "in_handler", "skipped_behind", "in_syscall",
     };
     return (unsigned)r < DROP_REASON_COUNT ? names[r] : "unknown";
 }

@@ -423,7 +423,7 @@ static thread_state *thread_begin(pid_t tid, void *thread_data, int own, uint64_
     t->stats[STAT_LIFECYCLE_NS] = clock_ns(LIFECYCLE_CLOCK) - began_ns;
     /* Live only now: until here a signal carrying t is ignored. */
     __atomic_store_n(&t->magic, THREAD_MAGIC, __ATOMIC_RELEASE);
-    perf_enable(t->sampler_fd, 1);
+    engine.sampler->enable(t, 1, budget_draw_period(t->budget.period, (uint32_t)(watch_random(&t->watch) >> 40)));
     return t;
 }
 
@@ -565,8 +565,7 @@ static void write_all_locked(void)
         thread_state *t = e->t;
         __atomic_store_n(&t->closing, 1, __ATOMIC_SEQ_CST);
         forget_reused(t);
-        if (t->sampler_fd >= 0)
-            perf_enable(t->sampler_fd, 0);
+        engine.sampler->enable(t, 0, 0);
         note_cpu_total(t);
         note_switches(t);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
@@ -574,8 +573,13 @@ static void write_all_locked(void)
                 perf_enable(t->bp_fd[i], 0);
     }
     for (registry_entry *e = engine.threads; e; e = e->next) {
-        if (stop_handler(e->t) == 0)
-            write_profile(e->t);
+        if (stop_handler(e->t) != 0)
+            continue;
+        /* A handler under way when its timer was disarmed arms it again
+         * for its next sample (sampler_ctimer.c); none can now. */
+        if (e->t->has_cpu_timer)
+            engine.sampler->enable(e->t, 0, 0);
+        write_profile(e->t);
     }
 }
 
@@ -641,6 +645,7 @@ static void write_after_end(void)
     for (registry_entry *e = engine.threads; e; e = e->next) {
         thread_state *t = e->t;
         t->sampler_fd = -1;
+        t->has_cpu_timer = 0;
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)
             t->bp_fd[i] = -1;
         if (!t->tables_busy)
@@ -671,6 +676,7 @@ thread_state *engine_after_fork_child(void *thread_data)
      * states are leaked on purpose; the parent still owns their data. */
     for (registry_entry *e = engine.threads; e; e = e->next) {
         e->t->closing = 1;
+        e->t->has_cpu_timer = 0;   /* a child has no timers of its parent's */
         if (e->t->sampler_fd >= 0)
             close(e->t->sampler_fd);
         for (int i = 0; i < OPTIONS_MAX_SLOTS; i++)

@@ -2,7 +2,8 @@
  * handler.c - the SIGTRAP handler: one entry for both samples and traps.
  *
  * Runs in signal context: no malloc, no locks, no stdio; errno is preserved;
- * SIGTRAPs that are not TRAP_PERF signals of ours go to the previous handler.
+ * SIGTRAPs that are not ours (a perf event's TRAP_PERF, or a timer's SI_TIMER,
+ * carrying a thread state) go to the previous handler.
  * What a sample or a trap does is monitor.c's; this file only recognises
  * the signal, times it, hands it over and charges the thread's overhead
  * budget (budget.h), which may lengthen the thread's sampling interval.
@@ -154,11 +155,15 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
     uint64_t data;
     thread_state *t;
 
-    if (si->si_code != TRAP_PERF) {
+    /* A perf event's signal, or the ctimer sampler's timer (sampler_ctimer.c). */
+    if (si->si_code == TRAP_PERF)
+        data = perf_sig_data(si);
+    else if (si->si_code == SI_TIMER)
+        data = (uint64_t)si->si_value.sival_ptr;
+    else {
         pass_on(sig, si, ctx);
         return;
     }
-    data = perf_sig_data(si);
     /* Ours only if it points into the thread arena: a foreign perf event's
      * sig_data is never dereferenced. A late signal for a released state
      * is ours too, and dropped. */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 static const char *const mode_names[] = { "dead-store", "silent-store", "silent-load" };
-static const char *const sampler_names[] = { "auto", "pmu", "software" };
+static const char *const sampler_names[] = { "auto", "pmu", "software", "ctimer" };
 static const char *const stack_names[] = { "auto", "include", "exclude" };
 
 void options_defaults(wasp_options *o)
@@ -31,6 +31,7 @@ void options_defaults(wasp_options *o)
     o->switch_cost_ns = OPTIONS_DEFAULT_SWITCH_COST_NS;
     o->switch_armed_ns = OPTIONS_DEFAULT_SWITCH_ARMED_NS;
     o->switch_floor_ns = OPTIONS_DEFAULT_SWITCH_FLOOR_NS;
+    o->tick_ns = OPTIONS_DEFAULT_TICK_NS;
     o->flush_ns = OPTIONS_DEFAULT_FLUSH_NS;
     snprintf(o->dir, sizeof(o->dir), "wasp-out");
 }
@@ -42,7 +43,7 @@ const char *options_mode_name(enum wasp_mode m)
 
 const char *options_sampler_name(enum wasp_sampler s)
 {
-    return (unsigned)s < 3 ? sampler_names[s] : "unknown";
+    return (unsigned)s < 4 ? sampler_names[s] : "unknown";
 }
 
 const char *options_stack_name(enum wasp_stack s)
@@ -187,14 +188,16 @@ static int parse_one(const char *key, const char *val, wasp_options *o, char *er
     if (strcmp(key, "switch-floor-cost") == 0)
         return parse_cost(key, val, &o->switch_floor_ns,
                           "what a context switch costs at long intervals, e.g. 1.5us", err, errlen);
+    if (strcmp(key, "tick") == 0)
+        return parse_cost(key, val, &o->tick_ns, "the kernel's tick, e.g. 4ms", err, errlen);
     if (strcmp(key, "sampler") == 0) {
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             if (strcmp(val, sampler_names[i]) == 0) {
                 o->sampler = (enum wasp_sampler)i;
                 return 0;
             }
         }
-        snprintf(err, errlen, "unknown sampler '%s' — use auto, pmu or software", val);
+        snprintf(err, errlen, "unknown sampler '%s' — use auto, pmu, software or ctimer", val);
         return -1;
     }
     if (strcmp(key, "stack") == 0) {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 enum wasp_mode { MODE_DEAD_STORE, MODE_SILENT_STORE, MODE_SILENT_LOAD };
-enum wasp_sampler { SAMPLER_AUTO, SAMPLER_PMU, SAMPLER_SOFTWARE };
+enum wasp_sampler { SAMPLER_AUTO, SAMPLER_PMU, SAMPLER_SOFTWARE, SAMPLER_CTIMER };
 /* Accesses to the thread's own stack: spill slots, frames, a C program's
  * local arrays. AUTO lets the front end decide (docs/how-it-works.md). */
 enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
@@ -49,6 +49,12 @@ enum wasp_stack { STACK_AUTO, STACK_INCLUDE, STACK_EXCLUDE };
 #define OPTIONS_DEFAULT_SWITCH_COST_NS 2500ULL
 #define OPTIONS_DEFAULT_SWITCH_ARMED_NS 500ULL
 #define OPTIONS_DEFAULT_SWITCH_FLOOR_NS 1500ULL
+/* The kernel's tick, which the ctimer sampler's timers fire on, when
+ * nobody measured it (`wasp run` does): HZ=250, Debian's. */
+#define OPTIONS_DEFAULT_TICK_NS 4000000ULL
+/* From this interval up, auto's software sampler is the CPU-time timer
+ * (sampler_ctimer.c): two ticks and more, so ticks do not decide the rate. */
+#define CTIMER_MIN_INTERVAL_NS 10000000ULL
 /* Checkpoints (checkpoint.c): every live thread's profile so far, written
  * this often, so a killed or crashed program loses at most this much. */
 #define OPTIONS_DEFAULT_FLUSH_NS 10000000000ULL   /* 10 s */
@@ -73,6 +79,7 @@ typedef struct wasp_options {
     uint64_t switch_cost_ns;   /* measured cost of a sampled thread's context switch ... */
     uint64_t switch_armed_ns;  /* ... what each armed watch adds to it ... */
     uint64_t switch_floor_ns;  /* ... and what it comes down to at long intervals (`wasp run`) */
+    uint64_t tick_ns;       /* how often the kernel checks CPU-time timers (`wasp run`) */
     uint64_t flush_ns;      /* checkpoint period in wall-clock time; 0: off */
 } wasp_options;
 

@@ -25,6 +25,9 @@ typedef struct sampler {
     /* Normal context, in the thread itself. Returns 0, or -1 with a message. */
     int (*thread_start)(thread_state *t, const wasp_options *o, char *err, size_t errlen);
     void (*thread_stop)(thread_state *t);
+    /* Normal context: starts (on) or stops the thread's samples; a sampler
+     * armed with a period (ctimer) is armed with period. 0 or -1. */
+    int (*enable)(thread_state *t, int on, uint64_t period);
     /* Signal context. The access of the wanted kind (ACCESS_STORE or
      * ACCESS_LOAD) this sample stands for; *before_run is set when the
      * access has not executed yet (the watch must absorb its own first trap). */
@@ -44,11 +47,25 @@ typedef struct sampler {
 } sampler;
 
 extern const sampler sampler_software;
+extern const sampler sampler_ctimer;
 extern const sampler sampler_pmu;
+
+/* The software samplers' take: the access a sample at the interrupted pc
+ * stands for (sampler_soft.c). */
+enum drop_reason software_take(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
+                               const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run);
+
+/* Normal context, CLI only (it spins ~20 ms): how often the kernel checks
+ * CPU-time timers here, in this thread's CPU time (the tick), or 0. */
+uint64_t ctimer_tick_ns(void);
+
+/* The perf samplers' enable: the event's fd, when it has one. */
+int sampler_perf_enable(thread_state *t, int on, uint64_t period);
 
 /* Normal context, once per process: the sampler o->sampler means on this
  * machine, looking for PMUs under sysfs_root (PMU_SYSFS_ROOT). auto gives
- * the PMU sampler when its event opens, else the software one; pmu gives
+ * the PMU sampler when its event opens, else a software one (the CPU-time
+ * timer from CTIMER_MIN_INTERVAL_NS up, the task clock below); pmu gives
  * the PMU sampler or NULL. When the PMU is not used, why says why and
  * names the fix (empty for an explicit software choice). */
 const sampler *sampler_select(const wasp_options *o, const char *sysfs_root, char *why, size_t whylen);

@@ -235,6 +235,7 @@ const sampler sampler_pmu = {
     .name = "pmu",
     .thread_start = pmu_thread_start,
     .thread_stop = pmu_thread_stop,
+    .enable = sampler_perf_enable,
     .take = pmu_take,
     .cpu_since_sample = pmu_cpu_since_sample,
     .set_period = pmu_set_period,
@@ -246,8 +247,12 @@ const sampler *sampler_select(const wasp_options *o, const char *sysfs_root, cha
     why[0] = '\0';
     if (o->sampler == SAMPLER_SOFTWARE)
         return &sampler_software;
+    if (o->sampler == SAMPLER_CTIMER)
+        return &sampler_ctimer;
     pmu_page();
     if (pmu_choose(sysfs_root, want, o->period, &pmu.ev, why, whylen) == 0)
         return &sampler_pmu;
-    return o->sampler == SAMPLER_PMU ? NULL : &sampler_software;
+    if (o->sampler == SAMPLER_PMU)
+        return NULL;
+    return o->interval_ns >= CTIMER_MIN_INTERVAL_NS ? &sampler_ctimer : &sampler_software;
 }

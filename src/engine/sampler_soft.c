@@ -39,8 +39,14 @@ static void soft_thread_stop(thread_state *t)
     }
 }
 
-static enum drop_reason soft_take(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
-                                  const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run)
+int sampler_perf_enable(thread_state *t, int on, uint64_t period)
+{
+    (void)period;
+    return t->sampler_fd >= 0 ? perf_enable(t->sampler_fd, on) : 0;
+}
+
+enum drop_reason software_take(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
+                               const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run)
 {
     (void)si;
     *before_run = 0;
@@ -93,7 +99,8 @@ const sampler sampler_software = {
     .pc_at_delivery = 1,
     .thread_start = soft_thread_start,
     .thread_stop = soft_thread_stop,
-    .take = soft_take,
+    .enable = sampler_perf_enable,
+    .take = software_take,
     .cpu_since_sample = soft_cpu_since_sample,
     .set_period = soft_set_period,
     .cpu_total = soft_cpu_total,

@@ -11,6 +11,7 @@
 
 #include <linux/perf_event.h>
 #include <sys/types.h>
+#include <time.h>
 #include "budget.h"
 #include "cct.h"
 #include "drops.h"
@@ -77,6 +78,8 @@ struct thread_state {
     uint32_t magic;
     pid_t tid;
     int sampler_fd;
+    timer_t cpu_timer;         /* ctimer sampler: the thread's CPU-time timer, when has_cpu_timer */
+    int has_cpu_timer;
     void *sampler_ring;        /* PMU sampler: the event's mmap'd ring buffer */
     int bp_fd[4];
     uint64_t event_id[5];      /* perf ids of bp_fd[0..3] and sampler_fd, to know them again */
@@ -102,7 +105,8 @@ struct thread_state {
     uint64_t start_ns, last_sample_ns;   /* CLOCK_MONOTONIC */
     budget_state budget;       /* what wasp costs the thread, and its interval now */
     uint64_t clock_ns;         /* its CPU time while sampled, from the sampler (0: unknown) */
-    uint64_t cpu_mark_ns;      /* PMU sampler: the thread's CPU clock at its last sample */
+    uint64_t cpu_begin_ns;     /* ctimer sampler: the thread's CPU clock when it began */
+    uint64_t cpu_mark_ns;      /* PMU and ctimer samplers: the thread's CPU clock at its last sample */
     uint64_t switches_begun;   /* the kernel's count of its context switches when sampling began */
     uint64_t switches_seen;    /* ... when last read (its handler, its end, the exit: switches.h) */
     void *altstack;            /* the signal stack wasp gave the thread, or NULL */

@@ -23,7 +23,7 @@ trap 'rm -rf "$TMP"' EXIT
 "$WASP" doctor >"$TMP/out" 2>"$TMP/err"
 rc=$?
 
-for label in kernel cpu perf_event_paranoid PMUs breakpoints "watch self-test" "task clock" costs "sampler (auto)" JDKs SIGTRAP seccomp; do
+for label in kernel cpu perf_event_paranoid PMUs breakpoints "watch self-test" "task clock" "cpu timer" costs "sampler (auto)" JDKs SIGTRAP seccomp; do
     grep -q "^  $label  *[^ ]" "$TMP/out" || fail "no '$label' line in: $(head -c 300 "$TMP/out")"
 done
 grep -q "^  PMUs .* (in $SYSFS)\$" "$TMP/out" || fail "PMUs line does not name $SYSFS"
@@ -36,6 +36,8 @@ case $rc in
     # What a sample and a context switch cost, measured as `wasp run` does.
     grep -q "^  costs  *a sample's signal [0-9.]* µs of CPU; each context switch of a sampled thread +[0-9.]* µs\$" "$TMP/out" ||
         fail "a profiling machine without measured costs: $(grep '^  costs ' "$TMP/out")"
+    grep -q "^  cpu timer  *\(fires every [0-9.]* ms of CPU (the kernel's tick)\|did not fire within 50 ms of CPU\)" "$TMP/out" ||
+        fail "the cpu timer line says neither its tick nor that it did not fire: $(grep '^  cpu timer ' "$TMP/out")"
     slots=$(sed -n 's/^wasp can profile here: .* sampler, \([0-9]\) watch slots\{0,1\} per thread that fires\{0,1\}\.$/\1/p' "$TMP/out")
     grep "^  watch self-test " "$TMP/out" | grep -q "^  watch self-test  *watchpoints fire: $slots of\|only $slots of" ||
         fail "verdict says $slots slots fire, the self-test says: $(grep '^  watch self-test ' "$TMP/out")"
@@ -52,7 +54,7 @@ esac
 # No hardware PMU in sysfs: auto must fall back to software and say why.
 if ! ls "$SYSFS" 2>/dev/null | grep -qx 'cpu\|cpu_core\|ibs_op'; then
     grep -q "^  memory events  *none" "$TMP/out" || fail "no PMU here, but memory events are listed"
-    grep -q "^  sampler (auto)  *software, every mode: no hardware PMU here .* — " "$TMP/out" ||
+    grep -q "^  sampler (auto)  *software (ctimer from 10 ms intervals, task clock below), every mode: no hardware PMU here .* — " "$TMP/out" ||
         fail "no PMU here, but: $(grep '^  sampler (auto)' "$TMP/out")"
     if [ "$rc" = 0 ]; then
         grep -q "^wasp can profile here: software sampler" "$TMP/out" || fail "verdict does not say software"

@@ -17,7 +17,10 @@
  *   sigwait    every signal blocked, a thread sigwaits on all of them: exit 0
  *   foreign    its own perf task-clock event with sigtrap and sig_data 0x10:
  *              its handler sees those signals (and only its own): exit 0
- *   raw        SIGTRAP ignored by a raw rt_sigaction system call, which no
+ *   timer      its own POSIX CPU-time timer sends it SIGTRAP (SI_TIMER, value
+ *              0x20), as wasp's ctimer sampler does: its handler sees its
+ *              own (and only its own): exit 0
+ *   raw        after 0.2 s, SIGTRAP ignored by a raw rt_sigaction system call, which no
  *              library sees: the program wins (exit 0) and wasp's profile
  *              says sampling stopped
  */
@@ -32,7 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t own_traps, foreign_traps, others;
+static volatile sig_atomic_t own_traps, foreign_traps, timer_traps, others;
 static volatile long sink[512];
 
 /* The thread's CPU clock is a system call: read every 512 stores, it
@@ -58,6 +61,8 @@ static void count_trap(int sig, siginfo_t *si, void *uc)
         own_traps++;
     else if (si->si_code == 6 /* TRAP_PERF */ && *(uint64_t *)((char *)si + 24) == 0x10)
         foreign_traps++;
+    else if (si->si_code == SI_TIMER && si->si_value.sival_int == 0x20)
+        timer_traps++;
     else
         others++;
 }
@@ -163,6 +168,26 @@ static int mode_foreign(void)
     return foreign_traps >= 5 && others == 0 ? 0 : 4;
 }
 
+static int mode_timer(void)
+{
+    struct sigevent se;
+    timer_t tm;
+    struct itimerspec every = { { 0, 5000000 }, { 0, 5000000 } };   /* 5 ms of CPU */
+    install(0);
+    memset(&se, 0, sizeof(se));
+    se.sigev_notify = SIGEV_SIGNAL;
+    se.sigev_signo = SIGTRAP;
+    se.sigev_value.sival_int = 0x20;
+    if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &se, &tm) != 0 || timer_settime(tm, 0, &every, NULL) != 0) {
+        printf("timer: timer_create failed\n");
+        return 0;
+    }
+    spin(0.3);
+    timer_delete(tm);
+    printf("timer: own timer traps seen: %s, others %d\n", timer_traps >= 5 ? "yes" : "no", (int)others);
+    return timer_traps >= 5 && others == 0 ? 0 : 5;
+}
+
 /* The kernel's struct for rt_sigaction: handler, flags, restorer, mask. */
 struct kernel_sigaction {
     void (*handler)(int);
@@ -174,7 +199,7 @@ struct kernel_sigaction {
 static int mode_raw(void)
 {
     struct kernel_sigaction ign = { SIG_IGN, 0, NULL, 0 };
-    spin(0.1);
+    spin(0.2);   /* >= 20 samples on a 100 Hz tick too (the ctimer sampler's) */
     syscall(SYS_rt_sigaction, SIGTRAP, &ign, NULL, sizeof(ign.mask));
     spin(0.2);
     printf("raw: alive\n");
@@ -193,7 +218,8 @@ int main(int argc, char **argv)
     if (!strcmp(m, "block")) return mode_block();
     if (!strcmp(m, "sigwait")) return mode_sigwait();
     if (!strcmp(m, "foreign")) return mode_foreign();
+    if (!strcmp(m, "timer")) return mode_timer();
     if (!strcmp(m, "raw")) return mode_raw();
-    fprintf(stderr, "usage: own_sigtrap handler|resethand|default|reset_all|ignore|block|sigwait|foreign|raw\n");
+    fprintf(stderr, "usage: own_sigtrap handler|resethand|default|reset_all|ignore|block|sigwait|foreign|timer|raw\n");
     return 2;
 }

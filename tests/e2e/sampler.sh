@@ -1,9 +1,10 @@
 #!/bin/sh
-# tests/e2e/sampler.sh - `wasp run --sampler auto|pmu|software` on this machine.
+# tests/e2e/sampler.sh - `wasp run --sampler auto|pmu|software|ctimer` on this machine.
 #
 # Without a hardware PMU in sysfs (our Firecracker VMs): auto runs the
-# program with the software sampler after exactly one "[wasp] INFO using the
-# software sampler: ..." line; an explicit software choice prints no INFO
+# program with a software sampler after exactly one "[wasp] INFO using the
+# software sampler: ..." line, the CPU-time timer (ctimer) at the default
+# 10 ms and the task clock (software) at 1 ms; an explicit software choice prints no INFO
 # line; --sampler pmu prints exactly one [wasp] ERROR line, exits non-zero
 # and never starts the program. With a PMU, auto and pmu must both record
 # the pmu sampler (never run: we have no such machine). Either way the
@@ -25,9 +26,11 @@ trap 'rm -rf "$TMP"' EXIT
 # with --no-watch-check (tests/e2e/run checks the refusal itself).
 NOWATCH=$("$WASP" doctor --watch >/dev/null 2>&1 || echo --no-watch-check)
 
-# run NAME SAMPLER: profiles a command that leaves a mark, into $TMP/NAME.
+# run NAME SAMPLER [FLAGS]: profiles a command that leaves a mark, into $TMP/NAME.
 run() {
-    "$WASP" run $NOWATCH --sampler "$2" -o "$TMP/$1" -- sh -c "touch '$TMP/$1.ran'" 2>"$TMP/$1.err"
+    name=$1 sampler=$2
+    shift 2
+    "$WASP" run $NOWATCH --sampler "$sampler" "$@" -o "$TMP/$name" -- sh -c "touch '$TMP/$name.ran'" 2>"$TMP/$name.err"
 }
 
 # recorded NAME: the sampler the run's profiles say they used.
@@ -50,7 +53,9 @@ else
         fail "auto printed $(count '^\[wasp\] INFO' "$TMP/auto.err") INFO lines, want 1"
     grep -q '^\[wasp\] INFO using the software sampler: no hardware PMU here .* — ' "$TMP/auto.err" ||
         fail "auto's INFO line does not say why and the fix: $(grep INFO "$TMP/auto.err")"
-    [ "$(recorded auto)" = software ] || fail "auto recorded '$(recorded auto)'"
+    [ "$(recorded auto)" = ctimer ] || fail "auto at 10 ms recorded '$(recorded auto)'"
+    run auto1ms auto --interval 1ms || fail "auto run at 1 ms failed: $(head -n 1 "$TMP/auto1ms.err")"
+    [ "$(recorded auto1ms)" = software ] || fail "auto at 1 ms recorded '$(recorded auto1ms)'"
 
     "$WASP" run --sampler pmu -o "$TMP/pmu" -- sh -c "touch '$TMP/pmu.ran'" 2>"$TMP/pmu.err"
     rc=$?
@@ -65,10 +70,13 @@ run soft software || fail "software run failed: $(head -n 1 "$TMP/soft.err")"
 [ -e "$TMP/soft.ran" ] || fail "--sampler software did not run the program"
 grep -q '^\[wasp\] INFO' "$TMP/soft.err" && fail "--sampler software printed: $(grep INFO "$TMP/soft.err")"
 [ "$(recorded soft)" = software ] || fail "--sampler software recorded '$(recorded soft)'"
+run timer ctimer --interval 1ms || fail "ctimer run failed: $(head -n 1 "$TMP/timer.err")"
+grep -q '^\[wasp\] INFO' "$TMP/timer.err" && fail "--sampler ctimer printed: $(grep INFO "$TMP/timer.err")"
+[ "$(recorded timer)" = ctimer ] || fail "--sampler ctimer recorded '$(recorded timer)'"
 
 "$WASP" run --sampler hardware -- true 2>"$TMP/bad.err"
 [ $? = 2 ] || fail "--sampler hardware did not exit 2"
-grep -q "unknown sampler 'hardware' — use auto, pmu or software" "$TMP/bad.err" ||
+grep -q "unknown sampler 'hardware' — use auto, pmu, software or ctimer" "$TMP/bad.err" ||
     fail "bad --sampler message: $(head -n 1 "$TMP/bad.err")"
 
 echo "ok sampler"

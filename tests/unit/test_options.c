@@ -120,12 +120,19 @@ TEST(sampler_and_period)
     CHECK(o.sampler == SAMPLER_AUTO);
     CHECK_EQ_U(o.period, 20000);
     CHECK_STR(options_sampler_name(SAMPLER_PMU), "pmu");
+    CHECK(options_parse("sampler=ctimer,tick=10ms", &o, err, sizeof(err)) == 0);
+    CHECK(o.sampler == SAMPLER_CTIMER);
+    CHECK_STR(options_sampler_name(SAMPLER_CTIMER), "ctimer");
+    CHECK_EQ_U(o.tick_ns, 10000000);
+    options_defaults(&o);
+    CHECK_EQ_U(o.tick_ns, OPTIONS_DEFAULT_TICK_NS);
+    check_rejected("tick=often", "bad tick 'often'");
     CHECK(options_parse_count("1.5M", &n) == 0 && n == 1500000);
     CHECK(options_parse_count("2K", &n) == 0 && n == 2000);
     CHECK(options_parse_count("0.5", &n) < 0);       /* not a whole count */
     CHECK(options_parse_count("-3k", &n) < 0);
     CHECK(options_parse_count("3ms", &n) < 0);
-    check_rejected("sampler=hw", "unknown sampler 'hw'");
+    check_rejected("sampler=hw", "unknown sampler 'hw' — use auto, pmu, software or ctimer");
     check_rejected("period=999", "bad period '999'");   /* signals would swamp the program */
     check_rejected("period=lots", "bad period 'lots'");
 }

@@ -24,9 +24,30 @@ TEST(auto_without_a_pmu_falls_back_to_software_and_says_why)
     char why[512];
     const char *root = fake_begin();
     fake_software_pmus();
-    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_STORE, why, sizeof(why)) == &sampler_software);
+    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_STORE, why, sizeof(why)) == &sampler_ctimer);
     CHECK(strstr(why, "no hardware PMU") != NULL);
     CHECK(strstr(why, " — ") != NULL);   /* a cause, then the fix */
+    fake_end();
+}
+
+/* At the default 10 ms interval auto's software sampler is the CPU-time
+ * timer, which context switches do not touch; below 10 ms the task clock,
+ * whose samples come at any interval, not on the kernel's ticks. */
+TEST(auto_software_sampler_is_the_cpu_timer_from_10ms_up)
+{
+    char why[512];
+    wasp_options o;
+    const char *root = fake_begin();
+    fake_software_pmus();
+    options_defaults(&o);
+    CHECK(sampler_select(&o, root, why, sizeof(why)) == &sampler_ctimer);
+    o.interval_ns = CTIMER_MIN_INTERVAL_NS - 1;
+    CHECK(sampler_select(&o, root, why, sizeof(why)) == &sampler_software);
+    o.interval_ns = 1000000;
+    CHECK(sampler_select(&o, root, why, sizeof(why)) == &sampler_software);
+    o.sampler = SAMPLER_CTIMER;   /* asked for: at any interval */
+    CHECK(sampler_select(&o, root, why, sizeof(why)) == &sampler_ctimer);
+    CHECK_STR(why, "");
     fake_end();
 }
 
@@ -55,11 +76,11 @@ TEST(an_event_the_kernel_refuses_falls_back_with_its_name)
     const char *root = fake_begin();
     fake_intel_core("cpu", "skylake");
     /* The fake type opens nowhere: the "event unsupported" path. */
-    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_STORE, why, sizeof(why)) == &sampler_software);
+    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_STORE, why, sizeof(why)) == &sampler_ctimer);
     CHECK(strstr(why, "refused cpu/mem-stores/") != NULL);
     CHECK(strstr(why, "perf record -e cpu/mem-stores/pp") != NULL);
     /* silent-load asks for load events: the first one is named */
-    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_LOAD, why, sizeof(why)) == &sampler_software);
+    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_LOAD, why, sizeof(why)) == &sampler_ctimer);
     CHECK(strstr(why, "cpu/mem-loads/") != NULL);
     CHECK(select_for(root, SAMPLER_PMU, MODE_SILENT_LOAD, why, sizeof(why)) == NULL);
     fake_end();
@@ -70,7 +91,7 @@ TEST(amd_ibs_failure_is_named)
     char why[512];
     const char *root = fake_begin();
     fake_amd(1);
-    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_STORE, why, sizeof(why)) == &sampler_software);
+    CHECK(select_for(root, SAMPLER_AUTO, MODE_SILENT_STORE, why, sizeof(why)) == &sampler_ctimer);
     /* "refused ibs_op/..." here; "does not report IBS data addresses" before Linux 6.1 */
     CHECK(strstr(why, "IBS") != NULL || strstr(why, "ibs_op") != NULL);
     fake_end();
@@ -140,6 +161,7 @@ int main(void)
     if (decode_init() < 0)
         return 1;
     RUN(auto_without_a_pmu_falls_back_to_software_and_says_why);
+    RUN(auto_software_sampler_is_the_cpu_timer_from_10ms_up);
     RUN(pmu_without_a_pmu_is_refused);
     RUN(software_is_taken_as_asked_without_a_word);
     RUN(an_event_the_kernel_refuses_falls_back_with_its_name);
