@@ -53,8 +53,10 @@ static int ctimer_thread_start(thread_state *t, const wasp_options *o, char *err
     se._sigev_un._tid = t->tid;
     tick_half = o->tick_ns / 2;
     if (timer_create(thread_clock(t->tid), &se, &t->cpu_timer) != 0) {
-        snprintf(err, errlen, "cannot create the thread's CPU-time timer: %s — run with "
-                 "--sampler software, or check seccomp", strerror(errno));
+        /* Each timer holds a queued signal, counted in the user's limit. */
+        snprintf(err, errlen, "cannot create the thread's CPU-time timer: %s%s — run with "
+                 "--sampler software, or check seccomp", strerror(errno),
+                 errno == EAGAIN ? " (the user's limit of queued signals, ulimit -i)" : "");
         return -1;
     }
     t->has_cpu_timer = 1;
