@@ -17,7 +17,8 @@
 # Environment:
 #   BENCH_RUNS=5                   rounds (medians are taken over them)
 #   BENCH_WORKLOADS="stream hash fp mt"
-#   BENCH_INTERVALS="default 1ms"  any wasp durations, e.g. "1ms 2ms 5ms 10ms 20ms"
+#   BENCH_INTERVALS="default 1ms"  any wasp durations, e.g. "1ms 2ms 5ms 10ms 20ms", or
+#                                  default:SAMPLER (the default interval, that sampler)
 #   BENCH_EMPTY_INTERVAL=200us     interval of the empty-handler runs
 #   BENCH_MODE=                    wasp mode (empty: the library's default)
 #   BENCH_QUIET_WAIT=60            seconds the whole benchmark may spend waiting,
@@ -94,7 +95,7 @@ configs+=(empty)
 
 interval_ns() {  # label -> ns (wasp duration syntax: ns, us, ms, s, bare = ns)
     case $1 in
-        default) echo "$default_ns" ;;
+        default|default:*) echo "$default_ns" ;;
         *) python3 -c 'import re,sys
 m = re.fullmatch(r"([0-9.]+)(ns|us|ms|s|)", sys.argv[1])
 if not m: sys.exit("bench: bad interval " + sys.argv[1])
@@ -111,6 +112,7 @@ measure_once() {  # workload config round
         [[ -n $mode ]] && opts+=",mode=$mode"
         case $cfg in
             default) ;;
+            default:*) opts+=",sampler=${cfg#default:}" ;;   # the default interval, a sampler named
             empty) opts+=",interval=$empty_interval,empty-handler=1" ;;
             *) opts+=",interval=$cfg,budget=off" ;;   # the cost of that interval, not of the budget
         esac
