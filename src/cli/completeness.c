@@ -26,7 +26,7 @@ static const char *const comp_reason_words[COMP_NREASONS] = {
 
 static const char *const comp_reason_text[COMP_NREASONS] = {
     "the disk was full", "write errors", "over the descriptor budget: raise `ulimit -n`",
-    "out of memory", "perf events could not be opened", "lost",
+    "out of memory", "its sampler or watchpoints could not be opened", "lost",
 };
 
 static enum comp_reason comp_reason_of(const char *word)
