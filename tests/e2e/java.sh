@@ -277,6 +277,24 @@ case_silent_store() {
     verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85
 }
 
+# At the default 10 ms, auto samples with each thread's CPU-time timer
+# (ctimer), which fires on the kernel's ticks: the same pair and fraction as
+# the task clock finds at 1 ms, on three times the CPU time.
+case_silent_store_ctimer() {
+    local n=silent_store_ctimer@$V l c
+    selected "$n" || return
+    needs_traps "$n" || return
+    l=$(line SilentStore.java silent-store) && c=$(line SilentStore.java update-call) || { fail "$n" "no marker"; return; }
+    INTERVAL=10ms wasp_run "$n" silent-store SilentStore "$(awk "BEGIN { print 3 * $SECS }")" || return
+    want_rc "$n" 0 || return
+    if ! grep -q '"sampler": "ctimer"' "$OUT/$n.json"; then
+        fail "$n" "not sampled by the CPU-time timer: $(grep -m1 '"sampler"' "$OUT/$n.json")"
+        return
+    fi
+    local f="SilentStore.update:SilentStore.java:$l;SilentStore.main:SilentStore.java:$c"
+    verdict "$n" --pair "$f" "$f" --site "$f" 0.65 0.85 --fraction 0.65 0.85
+}
+
 # Waste in C code a Java method calls (JNI): a sample there must find its
 # access from the C function's bounds, not only take the instruction at its
 # pc (a store in 1 sample of 8 at best here; in the guest, whose timer lands at
@@ -594,6 +612,7 @@ all_cases() {
         case_silent_load_const
         case_silent_load_half
         case_silent_store
+        case_silent_store_ctimer
         case_jni_store
         case_dead_fill
         case_list_refill
