@@ -24,6 +24,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 runs=${BENCH_RUNS:-5}
 n=${BENCH_ROUNDS:-50000}
 intervals=${BENCH_INTERVALS:-10ms 10ms:software 1ms}
@@ -37,8 +39,6 @@ make -s all >/dev/null
 mkdir -p "$out/classes"
 cc -O2 -g -o "$out/handoff" tests/e2e/handoff.c -lpthread
 "${java%/java}/javac" -d "$out/classes" bench/java/Handoff.java
-
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 run_native() {   # [WASP-COMMAND...]: the handoffs' wall time in ms, as the program says
     "${pin[@]}" "$@" "$out/handoff" "$n" 2>/dev/null | sed -n 's/^handoff [0-9]* //p'

@@ -17,6 +17,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 runs=${BENCH_RUNS:-5}
 n=${BENCH_THREADS:-5000}
 java=${JAVA:-/usr/lib/jvm/java-17-openjdk-amd64/bin/java}
@@ -27,8 +29,6 @@ make -s all >/dev/null
 mkdir -p "$out/classes"
 cc -O2 -g -o "$out/thread_churn" tests/e2e/thread_churn.c -lpthread
 "${java%/java}/javac" -d "$out/classes" bench/java/Churn.java
-
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 run_native() {   # [WASP-COMMAND...]: the N threads' wall time in ms, as the program says
     "$@" "$out/thread_churn" "$n" 2>/dev/null | sed -n 's/^churned [0-9]* [0-9]* //p'

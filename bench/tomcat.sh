@@ -16,6 +16,8 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 runs=${BENCH_RUNS:-3}
 configs=${BENCH_CONFIGS:-plain software ctimer}
 out=$root/build/bench/tomcat
@@ -44,8 +46,6 @@ run() {   # CONFIG ROUND: requests per second of the measured 30 s
     pkill -TERM -f "Dcatalina.base=$CATALINA_BASE" || true
     wait "$server" || true
 }
-
-median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 for c in $configs; do : >"$out/$c.rps"; done
 for r in $(seq "$runs"); do

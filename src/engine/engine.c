@@ -575,9 +575,9 @@ static void write_all_locked(void)
     for (registry_entry *e = engine.threads; e; e = e->next) {
         if (stop_handler(e->t) != 0)
             continue;
-        /* A handler under way when its timer was disarmed arms it again
-         * for its next sample (sampler_ctimer.c); none can now. */
-        if (e->t->has_cpu_timer)
+        /* A handler under way when its clock was stopped may have armed
+         * it again for its next sample (sampler.h); none can now. */
+        if (engine.sampler->rearms_in_handler)
             engine.sampler->enable(e->t, 0, 0);
         write_profile(e->t);
     }

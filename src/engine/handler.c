@@ -130,11 +130,12 @@ static void note_armed_and_switches(thread_state *t)
 }
 
 /* The budget (budget.h) after a sample: charges it, and gives the sampler
- * its next period, drawn around the controller's interval. */
-static void budget_after_sample(thread_state *t, uint64_t handler_ns)
+ * its next period, drawn around the controller's interval. cpu_now: the
+ * thread's CPU clock now, read once for both. */
+static void budget_after_sample(thread_state *t, uint64_t handler_ns, uint64_t cpu_now)
 {
     budget_charge(&t->budget, handler_ns, 0);
-    budget_sample(&t->budget, active_sampler->cpu_since_sample(t));
+    budget_sample(&t->budget, active_sampler->cpu_since_sample(t, cpu_now));
     active_sampler->set_period(t, budget_draw_period(t->budget.period, (uint32_t)(watch_random(&t->watch) >> 40)),
                                handler_ns);
 }
@@ -199,7 +200,8 @@ static void on_sigtrap(int sig, siginfo_t *si, void *ctx)
         note_armed_and_switches(t);
         t->last_sample_ns = now_ns();
         t->stats[STAT_SAMPLE_NS] += t->last_sample_ns - start;
-        budget_after_sample(t, thread_cpu_ns() - cpu);
+        uint64_t cpu_now = thread_cpu_ns();
+        budget_after_sample(t, cpu_now - cpu, cpu_now);
     } else {
         monitor_trap(t, si, ctx, (int)(data & SIG_TAG_MASK));
         t->stats[STAT_TRAP_NS] += now_ns() - start;

@@ -22,6 +22,10 @@ typedef struct sampler {
     /* 1: a sample is the pc its signal interrupts (software), 0: the
      * pc the hardware recorded when the period ended (PMU). */
     int pc_at_delivery;
+    /* 1: set_period arms the clock again (a timer, not a perf event, whose
+     * period change leaves it disabled), so a disable that met a running
+     * handler must be repeated once the handler is out (engine.c). */
+    int rearms_in_handler;
     /* Normal context, in the thread itself. Returns 0, or -1 with a message. */
     int (*thread_start)(thread_state *t, const wasp_options *o, char *err, size_t errlen);
     void (*thread_stop)(thread_state *t);
@@ -34,8 +38,9 @@ typedef struct sampler {
     enum drop_reason (*take)(thread_state *t, const siginfo_t *si, const ucontext_t *uc,
                              const engine_frontend *fe, uint8_t want, mem_access *out, int *before_run);
     /* Signal context, once per sample: the thread's CPU time since its
-     * previous sample (or since thread_start), for the budget (budget.h). */
-    uint64_t (*cpu_since_sample)(thread_state *t);
+     * previous sample (or since thread_start), for the budget (budget.h);
+     * cpu_now is the thread's CPU clock, which the handler has just read. */
+    uint64_t (*cpu_since_sample)(thread_state *t, uint64_t cpu_now);
     /* Signal context, in a sample's handler: the next sample comes period
      * (ns or events) after the one being handled. The clock restarts now;
      * handler_ns, the handler's CPU time so far, is what a clock of CPU
@@ -58,6 +63,10 @@ enum drop_reason software_take(thread_state *t, const siginfo_t *si, const ucont
 /* Normal context, CLI only (it spins ~20 ms): how often the kernel checks
  * CPU-time timers here, in this thread's CPU time (the tick), or 0. */
 uint64_t ctimer_tick_ns(void);
+
+/* The PMU and ctimer samplers' cpu_since_sample: by the thread's CPU clock,
+ * from the mark the last sample (or thread_start) left (sampler_pmu.c). */
+uint64_t sampler_cpu_since_mark(thread_state *t, uint64_t cpu_now);
 
 /* The perf samplers' enable: the event's fd, when it has one. */
 int sampler_perf_enable(thread_state *t, int on, uint64_t period);

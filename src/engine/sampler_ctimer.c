@@ -25,17 +25,10 @@
 #include "clock.h"
 #include "memread.h"
 
-/* The kernel's CPU-time clock of thread tid of this process (the ABI's
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)): a thread wasp adopts (attach)
- * is timed by its own clock, not the adopter's. */
-static clockid_t thread_clock(pid_t tid)
-{
-    return (clockid_t)((~(unsigned)tid << 3) | 6);
-}
-
+/* A thread wasp adopts (attach) is timed by its own clock, not the adopter's. */
 static uint64_t thread_cpu(const thread_state *t)
 {
-    return clock_ns(thread_clock(t->tid));
+    return clock_ns(clock_of_thread(t->tid));
 }
 
 /* Half a tick: a timer fires at the first tick after it expires, half a
@@ -52,7 +45,7 @@ static int ctimer_thread_start(thread_state *t, const wasp_options *o, char *err
     se.sigev_value.sival_ptr = (void *)((uint64_t)t | SIG_TAG_SAMPLER);
     se._sigev_un._tid = t->tid;
     tick_half = o->tick_ns / 2;
-    if (timer_create(thread_clock(t->tid), &se, &t->cpu_timer) != 0) {
+    if (timer_create(clock_of_thread(t->tid), &se, &t->cpu_timer) != 0) {
         /* Each timer holds a queued signal, counted in the user's limit. */
         snprintf(err, errlen, "cannot create the thread's CPU-time timer: %s%s — run with "
                  "--sampler software, or check seccomp", strerror(errno),
@@ -84,15 +77,6 @@ static int ctimer_enable(thread_state *t, int on, uint64_t period)
         return 0;
     /* 0 disarms; a first period is drawn like every later one. */
     return arm(t, on ? (period > 2 * tick_half ? period - tick_half : period / 2) : 0);
-}
-
-/* What ran since the last sample, by the clock: the timer fires whole
- * ticks apart, not at the period asked. */
-static uint64_t ctimer_cpu_since_sample(thread_state *t)
-{
-    uint64_t now = thread_cpu(t), was = t->cpu_mark_ns;
-    t->cpu_mark_ns = now;
-    return now > was ? now - was : 0;
 }
 
 /* A tick in a system call is not delivered there but as the call returns
@@ -149,11 +133,12 @@ static uint64_t ctimer_cpu_total(thread_state *t)
 const sampler sampler_ctimer = {
     .name = "ctimer",
     .pc_at_delivery = 1,
+    .rearms_in_handler = 1,
     .thread_start = ctimer_thread_start,
     .thread_stop = ctimer_thread_stop,
     .enable = ctimer_enable,
     .take = ctimer_take,
-    .cpu_since_sample = ctimer_cpu_since_sample,
+    .cpu_since_sample = sampler_cpu_since_mark,
     .set_period = ctimer_set_period,
     .cpu_total = ctimer_cpu_total,
 };

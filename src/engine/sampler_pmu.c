@@ -175,7 +175,7 @@ static int pmu_thread_start(thread_state *t, const wasp_options *o, char *err, s
     }
     t->sampler_ring = ring;
     t->sampler_fd = fd;
-    t->cpu_mark_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    t->cpu_mark_ns = clock_ns(clock_of_thread(t->tid));   /* the adopter's, were it CLOCK_THREAD_CPUTIME_ID */
     return 0;
 }
 
@@ -214,15 +214,14 @@ static enum drop_reason pmu_take(thread_state *t, const siginfo_t *si, const uco
     return pmu_sample_access(&scan.newest, t->tid, uc, out);
 }
 
-/* Events, not time, set the PMU sampler's pace: the budget needs the
- * thread's CPU clock, one system call per sample (clock_gettime is
- * async-signal-safe; ~0.1-2 us, against a signal's 12-40 us, and it is
- * counted in the handler's own time). */
-static uint64_t pmu_cpu_since_sample(thread_state *t)
+/* Events, not time, set the PMU sampler's pace, and the CPU-time timer
+ * fires on whole ticks, not at the period asked: the budget takes the
+ * thread's CPU clock, which the handler reads for its own time anyway. */
+uint64_t sampler_cpu_since_mark(thread_state *t, uint64_t cpu_now)
 {
-    uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID), was = t->cpu_mark_ns;
-    t->cpu_mark_ns = now;
-    return now > was ? now - was : 0;
+    uint64_t was = t->cpu_mark_ns;
+    t->cpu_mark_ns = cpu_now;
+    return cpu_now > was ? cpu_now - was : 0;
 }
 
 static int pmu_set_period(thread_state *t, uint64_t period, uint64_t handler_ns)
@@ -237,7 +236,7 @@ const sampler sampler_pmu = {
     .thread_stop = pmu_thread_stop,
     .enable = sampler_perf_enable,
     .take = pmu_take,
-    .cpu_since_sample = pmu_cpu_since_sample,
+    .cpu_since_sample = sampler_cpu_since_mark,
     .set_period = pmu_set_period,
 };
 

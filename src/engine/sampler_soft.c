@@ -69,8 +69,9 @@ enum drop_reason software_take(thread_state *t, const siginfo_t *si, const ucont
  * thread's CPU time, so no clock needs reading. (A period that ends in the
  * kernel gives no sample; the CPU time it counted is then missed, which
  * only makes the overhead look larger.) */
-static uint64_t soft_cpu_since_sample(thread_state *t)
+static uint64_t soft_cpu_since_sample(thread_state *t, uint64_t cpu_now)
 {
+    (void)cpu_now;
     return t->budget.period;
 }
 

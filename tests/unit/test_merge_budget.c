@@ -58,6 +58,14 @@ static char *report_text(const merge_model *m)
 }
 
 /* m, merged from the n profiles p. */
+/* Two threads (tid, tid + 1) of 1 s of CPU each, 10 ms of it wasp's, with
+ * a 2% budget: the base the tests of wasp's other costs add to. */
+static void two_threads(prof_stat st[2][12], profile p[2], int64_t tid)
+{
+    for (int i = 0; i < 2; i++)
+        p[i] = thread_profile(st[i], tid + i, 20000, 1000000000, 10000000, 0, 1000000, 1000000);
+}
+
 static void merge_all(merge_model *m, profile *p, int n)
 {
     char err[256];
@@ -136,11 +144,9 @@ TEST(the_whole_run_s_share_beside_the_threads)
 TEST(thread_costs_and_checkpoints_count_in_the_overhead)
 {
     merge_model m;
-    prof_stat st[2][10];
-    profile p[2] = {
-        thread_profile(st[0], 31, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
-        thread_profile(st[1], 32, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
-    };
+    prof_stat st[2][12];
+    profile p[2];
+    two_threads(st, p, 31);
     add_stat(&p[0], "checkpoint_ns", 30000000);
     add_stat(&p[1], "lifecycle_ns", 5000000);
     merge_all(&m, p, 2);
@@ -160,10 +166,8 @@ TEST(switch_costs_count_in_the_overhead_and_are_said)
 {
     merge_model m;
     prof_stat st[2][12];
-    profile p[2] = {
-        thread_profile(st[0], 41, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
-        thread_profile(st[1], 42, 20000, 1000000000, 10000000, 0, 1000000, 1000000),
-    };
+    profile p[2];
+    two_threads(st, p, 41);
     add_stat(&p[0], "switches", 40000);
     add_stat(&p[0], "switch_ns", 100000000);
     for (int i = 0; i < 2; i++) {
